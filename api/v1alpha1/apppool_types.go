@@ -1,0 +1,530 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PoolPhase is where a pool stands in its life cycle.
+//
+// +kubebuilder:validation:Enum=Pending;Running;Degraded;Stopped;Idle
+type PoolPhase string
+
+const (
+	// PoolPending: the pool's workers are being created or none is ready yet.
+	PoolPending PoolPhase = "Pending"
+	// PoolRunning: every desired worker is ready.
+	PoolRunning PoolPhase = "Running"
+	// PoolDegraded: some, not all, workers are ready.
+	PoolDegraded PoolPhase = "Degraded"
+	// PoolStopped: health monitoring stopped the pool; it answers per the farm's
+	// unavailableResponse until restarted.
+	PoolStopped PoolPhase = "Stopped"
+	// PoolIdle: scaled to zero after the idle timeout; the next request starts it.
+	PoolIdle PoolPhase = "Idle"
+)
+
+// CPULimitAction is what the CPU monitor does when a pool stays over its limit.
+//
+// +kubebuilder:validation:Enum=Report;Throttle;Shutdown
+type CPULimitAction string
+
+const (
+	// CPULimitReport only reports (condition, event, metric): IIS "No action".
+	CPULimitReport CPULimitAction = "Report"
+	// CPULimitThrottle caps the pool's CPU at the limit.
+	CPULimitThrottle CPULimitAction = "Throttle"
+	// CPULimitShutdown stops the pool until it is restarted.
+	CPULimitShutdown CPULimitAction = "Shutdown"
+)
+
+// AppPoolSpec is the desired state of an application pool: a group of identical
+// nginx workers, optionally proxying to an application container in each pod.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.content) || has(self.app)",message="an AppPool needs content, an app, or both"
+type AppPoolSpec struct {
+	// Content is what nginx serves as static files.
+	//
+	// +optional
+	Content *Content `json:"content,omitempty"`
+
+	// App is an application container in each worker pod; nginx proxies to it
+	// the requests that match no static file (or all requests without content).
+	//
+	// +optional
+	App *AppContainer `json:"app,omitempty"`
+
+	// Replicas is the number of workers when autoscaling is not set.
+	//
+	// +optional
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// CPU is the CPU each worker requests and is limited to: the share of a
+	// processor the worker may use (IIS processor affinity).
+	//
+	// +optional
+	// +kubebuilder:default="500m"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('10m')) >= 0 && quantity(string(self)).compareTo(quantity('64')) <= 0",message="cpu must be between 10m and 64"
+	CPU *resource.Quantity `json:"cpu,omitempty"`
+
+	// Memory is the memory each worker requests and is limited to.
+	//
+	// +optional
+	// +kubebuilder:default="128Mi"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('16Mi')) >= 0",message="memory must be at least 16Mi"
+	Memory *resource.Quantity `json:"memory,omitempty"`
+
+	// MaxConcurrentRequests is how many requests one worker handles at once; the
+	// frontend holds further requests in the pool's queue.
+	//
+	// +optional
+	// +kubebuilder:default=100
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	MaxConcurrentRequests int32 `json:"maxConcurrentRequests,omitempty"`
+
+	// Queue bounds the requests waiting for a worker (HTTP.sys's request queue).
+	//
+	// +optional
+	// +kubebuilder:default={}
+	Queue Queue `json:"queue,omitzero"`
+
+	// HealthCheck is the HTTP check each worker must pass to receive traffic.
+	//
+	// +optional
+	// +kubebuilder:default={}
+	HealthCheck HealthCheck `json:"healthCheck,omitzero"`
+
+	// RapidFailProtection stops the pool when its workers fail too often.
+	//
+	// +optional
+	// +kubebuilder:default={}
+	RapidFailProtection RapidFailProtection `json:"rapidFailProtection,omitzero"`
+
+	// CPULimit watches the pool's CPU use; unset means no CPU monitoring (the IIS default).
+	//
+	// +optional
+	CPULimit *CPULimit `json:"cpuLimit,omitempty"`
+
+	// Idle scales the pool to zero when it gets no requests and starts it on demand.
+	//
+	// +optional
+	// +kubebuilder:default={}
+	Idle Idle `json:"idle,omitzero"`
+
+	// Recycling restarts workers (rolling) periodically, after a number of
+	// requests, or over a memory limit.
+	//
+	// +optional
+	// +kubebuilder:default={}
+	Recycling Recycling `json:"recycling,omitzero"`
+
+	// Autoscaling sizes the pool from measured cycles per request; when set, it
+	// replaces replicas.
+	//
+	// +optional
+	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
+}
+
+// Content is where nginx's static files come from; exactly one source is set.
+//
+// +kubebuilder:validation:XValidation:rule="[has(self.configMap), has(self.image), has(self.persistentVolumeClaim)].filter(x, x).size() == 1",message="content needs exactly one of configMap, image or persistentVolumeClaim"
+type Content struct {
+	// ConfigMap whose keys are file names and values the files' contents.
+	//
+	// +optional
+	ConfigMap *ConfigMapContent `json:"configMap,omitempty"`
+
+	// Image is a container image holding the files; they are copied into the pod
+	// when it starts (the image needs a "cp" command).
+	//
+	// +optional
+	Image *ImageContent `json:"image,omitempty"`
+
+	// PersistentVolumeClaim holding the files, mounted read-only.
+	//
+	// +optional
+	PersistentVolumeClaim *PersistentVolumeClaimContent `json:"persistentVolumeClaim,omitempty"`
+}
+
+// ConfigMapContent names a ConfigMap in the pool's namespace.
+type ConfigMapContent struct {
+	// Name of the ConfigMap.
+	Name ObjectName `json:"name"`
+}
+
+// ImageContent is a container image holding static files.
+type ImageContent struct {
+	// Reference of the image, for example "registry.example.com/site:1.4".
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._/:@-]*$`
+	Reference string `json:"reference"`
+
+	// Path of the files inside the image.
+	//
+	// +optional
+	// +kubebuilder:default="/content"
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^/[A-Za-z0-9._/-]*$`
+	Path string `json:"path,omitempty"`
+}
+
+// PersistentVolumeClaimContent names a claim in the pool's namespace.
+type PersistentVolumeClaimContent struct {
+	// ClaimName is the PersistentVolumeClaim's name.
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	ClaimName string `json:"claimName"`
+}
+
+// AppContainer is the application each worker pod runs beside nginx.
+type AppContainer struct {
+	// Image of the application, for example "registry.example.com/shop:2.1".
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._/:@-]*$`
+	Image string `json:"image"`
+
+	// Port the application listens on inside the pod (not 8080 or 8081, which nginx uses).
+	//
+	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Maximum=65535
+	// +kubebuilder:validation:XValidation:rule="self != 8080 && self != 8081",message="app port may not be 8080 or 8081: nginx listens there"
+	Port int32 `json:"port"`
+
+	// Args are passed to the application's entry point.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	Args []string `json:"args,omitempty"`
+
+	// Env are environment variables of the application (plain values).
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Env []EnvVar `json:"env,omitempty"`
+}
+
+// EnvVar is a plain environment variable.
+type EnvVar struct {
+	// Name of the variable.
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_]*$`
+	Name string `json:"name"`
+	// Value of the variable.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Value string `json:"value,omitempty"`
+}
+
+// Queue is the pool's request queue (IIS AppPoolQueueLength).
+type Queue struct {
+	// Length is how many requests may wait for a worker before further requests
+	// are answered 503 at once (IIS AppPoolQueueLength, 1000; IIS Manager accepts 10-65535).
+	//
+	// +optional
+	// +kubebuilder:default=1000
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=65535
+	Length int32 `json:"length,omitempty"`
+
+	// Timeout answers 503 to a request that waited this long for a worker. Unset
+	// means a request waits until the frontend's requestTimeout.
+	//
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('100ms') && duration(self) <= duration('1h')",message="queue timeout must be between 100ms and 1h"
+	Timeout Duration `json:"timeout,omitempty"`
+}
+
+// HealthCheck is an HTTP GET each worker must answer with 2xx or 3xx
+// (IIS worker pinging).
+type HealthCheck struct {
+	// Path requested on the worker.
+	//
+	// +optional
+	// +kubebuilder:default="/"
+	Path PathPrefix `json:"path,omitempty"`
+
+	// Interval between checks (IIS PingInterval, 30 s).
+	//
+	// +optional
+	// +kubebuilder:default="30s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('1h')",message="healthCheck interval must be between 1s and 1h"
+	Interval Duration `json:"interval,omitempty"`
+
+	// Timeout of one check.
+	//
+	// +optional
+	// +kubebuilder:default="5s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('5m')",message="healthCheck timeout must be between 1s and 5m"
+	Timeout Duration `json:"timeout,omitempty"`
+
+	// FailureThreshold is how many checks in a row must fail before the worker
+	// stops receiving traffic.
+	//
+	// +optional
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	FailureThreshold int32 `json:"failureThreshold,omitempty"`
+}
+
+// RapidFailProtection stops a pool whose workers fail maxFailures times within
+// interval (IIS rapid-fail protection: 5 failures in 5 minutes).
+type RapidFailProtection struct {
+	// Enabled turns the protection on.
+	//
+	// +optional
+	// +kubebuilder:default=true
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// MaxFailures within Interval stop the pool (IIS RapidFailProtectionMaxCrashes).
+	//
+	// +optional
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	MaxFailures int32 `json:"maxFailures,omitempty"`
+
+	// Interval over which failures are counted (IIS RapidFailProtectionInterval).
+	//
+	// +optional
+	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s') && duration(self) <= duration('24h')",message="rapidFailProtection interval must be between 10s and 24h"
+	Interval Duration `json:"interval,omitempty"`
+}
+
+// CPULimit is the IIS CPU monitor: a pool whose CPU use stays over Percent of
+// its CPU for Interval takes Action.
+type CPULimit struct {
+	// Percent of the pool's CPU (replicas x cpu) that counts as over the limit.
+	//
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	Percent int32 `json:"percent"`
+
+	// Interval the pool must stay over the limit (IIS CPUResetInterval, 5 minutes).
+	//
+	// +optional
+	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s') && duration(self) <= duration('24h')",message="cpuLimit interval must be between 10s and 24h"
+	Interval Duration `json:"interval,omitempty"`
+
+	// Action when over the limit: Report, Throttle or Shutdown.
+	//
+	// +optional
+	// +kubebuilder:default=Report
+	Action CPULimitAction `json:"action,omitempty"`
+}
+
+// Idle is the IIS idle timeout and on-demand start.
+type Idle struct {
+	// Timeout scales the pool to zero after this long without requests (IIS
+	// IdleTimeout, 20 minutes); "0s" keeps it running.
+	//
+	// +optional
+	// +kubebuilder:default="20m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) == duration('0s') || (duration(self) >= duration('1m') && duration(self) <= duration('720h'))",message="idle timeout must be 0s (off) or between 1m and 720h"
+	Timeout Duration `json:"timeout,omitempty"`
+
+	// OnDemandStart starts an idle pool when a request for it arrives; without
+	// it an idle pool answers per the farm's unavailableResponse.
+	//
+	// +optional
+	// +kubebuilder:default=true
+	OnDemandStart *bool `json:"onDemandStart,omitempty"`
+}
+
+// Recycling restarts the pool's workers one at a time (IIS worker process recycling).
+type Recycling struct {
+	// Interval restarts every worker after this long (IIS PeriodicRestartTime,
+	// 1740 minutes); "0s" turns periodic recycling off.
+	//
+	// +optional
+	// +kubebuilder:default="29h"
+	// +kubebuilder:validation:XValidation:rule="duration(self) == duration('0s') || duration(self) >= duration('10m')",message="recycling interval must be 0s (off) or at least 10m"
+	Interval Duration `json:"interval,omitempty"`
+
+	// Requests restarts a worker after it served this many requests
+	// (IIS PeriodicRestartRequests). Unset: no request limit.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1000
+	Requests *int64 `json:"requests,omitempty"`
+
+	// Memory restarts a worker whose memory use exceeds this (IIS
+	// PeriodicRestartPrivateMemory). Unset: no memory limit besides the pod's.
+	//
+	// +optional
+	Memory *resource.Quantity `json:"memory,omitempty"`
+}
+
+// Autoscaling sizes a pool from measured cycles per request (IIS capacity planning).
+//
+// +kubebuilder:validation:XValidation:rule="self.minReplicas <= self.maxReplicas",message="minReplicas must be less than or equal to maxReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.fallbackReplicas) || (self.fallbackReplicas >= self.minReplicas && self.fallbackReplicas <= self.maxReplicas)",message="fallbackReplicas must be between minReplicas and maxReplicas"
+type Autoscaling struct {
+	// MinReplicas is the fewest workers the autoscaler keeps (idle shutdown may still go to zero).
+	//
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MinReplicas int32 `json:"minReplicas,omitempty"`
+
+	// MaxReplicas is the most workers the autoscaler starts.
+	//
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MaxReplicas int32 `json:"maxReplicas,omitempty"`
+
+	// TargetCPUUtilizationPercent is the share of the pool's cycles the expected
+	// load may use (the capacity-planning policy of 30 %).
+	//
+	// +optional
+	// +kubebuilder:default=30
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	TargetCPUUtilizationPercent int32 `json:"targetCPUUtilizationPercent,omitempty"`
+
+	// ForecastRequestsPerSecond is the load to plan for when it exceeds the
+	// measured load (for example an announced peak).
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ForecastRequestsPerSecond *int32 `json:"forecastRequestsPerSecond,omitempty"`
+
+	// StabilizationWindow is how long the recommendation must stay lower before
+	// the pool scales down.
+	//
+	// +optional
+	// +kubebuilder:default="300s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('24h')",message="stabilizationWindow must be at most 24h"
+	StabilizationWindow Duration `json:"stabilizationWindow,omitempty"`
+
+	// FallbackReplicas is used while metrics are unavailable (never below the
+	// current count); unset holds the current count.
+	//
+	// +optional
+	FallbackReplicas *int32 `json:"fallbackReplicas,omitempty"`
+}
+
+// Capacity is what the autoscaler measured and decided.
+type Capacity struct {
+	// RequestsPerSecond served by the pool.
+	//
+	// +optional
+	RequestsPerSecond string `json:"requestsPerSecond,omitempty"`
+	// CPUCores used by the pool's workers (core-seconds per second).
+	//
+	// +optional
+	CPUCores string `json:"cpuCores,omitempty"`
+	// MegacyclesPerRequest is CPU cycles per request, in millions.
+	//
+	// +optional
+	MegacyclesPerRequest string `json:"megacyclesPerRequest,omitempty"`
+	// RequiredMegahertz is the cycles per second the load needs at the target utilisation.
+	//
+	// +optional
+	RequiredMegahertz string `json:"requiredMegahertz,omitempty"`
+	// RecommendedReplicas is the autoscaler's latest recommendation.
+	//
+	// +optional
+	RecommendedReplicas *int32 `json:"recommendedReplicas,omitempty"`
+	// LastScaleTime is when the autoscaler last changed the replicas.
+	//
+	// +optional
+	LastScaleTime *metav1.Time `json:"lastScaleTime,omitempty"`
+	// LastScaleReason says why.
+	//
+	// +optional
+	LastScaleReason string `json:"lastScaleReason,omitempty"`
+}
+
+// AppPoolStatus is the observed state of an application pool.
+type AppPoolStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	//
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready and Degraded.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Phase is Pending, Running, Degraded, Stopped or Idle.
+	//
+	// +optional
+	Phase PoolPhase `json:"phase,omitempty"`
+
+	// Replicas is the desired number of workers.
+	//
+	// +optional
+	Replicas int32 `json:"replicas"`
+
+	// ReadyReplicas is the number of workers passing their health check.
+	//
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
+
+	// Ready is "ready/desired", as kubectl shows for Deployments.
+	//
+	// +optional
+	Ready string `json:"ready,omitempty"`
+
+	// Capacity is the autoscaler's measurement and recommendation.
+	//
+	// +optional
+	Capacity Capacity `json:"capacity,omitzero"`
+}
+
+// AppPool is a group of identical nginx workers serving one or more routes of
+// web farms (an IIS application pool).
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=ap;pool,categories=webfarm
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.replicas`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`
+// +kubebuilder:printcolumn:name="Req/s",type=string,JSONPath=`.status.capacity.requestsPerSecond`
+// +kubebuilder:printcolumn:name="Mcycles/Req",type=string,JSONPath=`.status.capacity.megacyclesPerRequest`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 50",message="an AppPool name may be at most 50 characters (its children add a suffix)"
+type AppPool struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   AppPoolSpec   `json:"spec"`
+	Status AppPoolStatus `json:"status,omitempty"`
+}
+
+// AppPoolList is a list of AppPools.
+//
+// +kubebuilder:object:root=true
+type AppPoolList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []AppPool `json:"items"`
+}
+
+func init() { SchemeBuilder.Register(&AppPool{}, &AppPoolList{}) }

@@ -1,0 +1,193 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ClientCacheMode is the expiry header the cache tier puts on responses
+// (IIS clientCache cacheControlMode).
+//
+// +kubebuilder:validation:Enum=NoControl;DisableCache;UseMaxAge;UseExpires
+type ClientCacheMode string
+
+const (
+	// ClientCacheNoControl leaves the pool's headers as they are.
+	ClientCacheNoControl ClientCacheMode = "NoControl"
+	// ClientCacheDisable sends "Cache-Control: no-cache".
+	ClientCacheDisable ClientCacheMode = "DisableCache"
+	// ClientCacheMaxAge sends "Cache-Control: max-age=<maxAge>".
+	ClientCacheMaxAge ClientCacheMode = "UseMaxAge"
+	// ClientCacheExpires sends "Expires: <now + maxAge>".
+	ClientCacheExpires ClientCacheMode = "UseExpires"
+)
+
+// CachePolicySpec is the desired state of a cache tier: IIS output and kernel
+// cache semantics on an nginx cache in front of the pools of the routes that
+// name this policy.
+//
+// +kubebuilder:validation:XValidation:rule="quantity(string(self.maxObjectSize)).compareTo(quantity(string(self.memorySize))) <= 0",message="maxObjectSize must not exceed memorySize"
+type CachePolicySpec struct {
+	// FrequentHitThreshold is how many times a response must be requested within
+	// frequentHitPeriod before it is cached (IIS frequentHitThreshold, 2); 1
+	// caches on the first request.
+	//
+	// +optional
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	FrequentHitThreshold int32 `json:"frequentHitThreshold,omitempty"`
+
+	// FrequentHitPeriod is the window in which frequentHitThreshold requests must
+	// arrive (IIS frequentHitTimePeriod, 10 s).
+	//
+	// +optional
+	// +kubebuilder:default="10s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="frequentHitPeriod must be between 1s and 24h"
+	FrequentHitPeriod Duration `json:"frequentHitPeriod,omitempty"`
+
+	// ObjectTTL evicts an entry that has not been requested for this long
+	// (IIS ObjectCacheTTL, 30 s).
+	//
+	// +optional
+	// +kubebuilder:default="30s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('720h')",message="objectTTL must be between 1s and 720h"
+	ObjectTTL Duration `json:"objectTTL,omitempty"`
+
+	// MaxObjectSize is the largest response that is cached (IIS MaxCachedFileSize, 256 KiB).
+	//
+	// +optional
+	// +kubebuilder:default="256Ki"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('1Ki')) >= 0",message="maxObjectSize must be at least 1Ki"
+	MaxObjectSize resource.Quantity `json:"maxObjectSize,omitzero"`
+
+	// MemorySize is the memory that holds cached responses in each cache replica
+	// (IIS MemCacheSize); the least recently used entries make room when it is full.
+	//
+	// +optional
+	// +kubebuilder:default="64Mi"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('1Mi')) >= 0 && quantity(string(self)).compareTo(quantity('64Gi')) <= 0",message="memorySize must be between 1Mi and 64Gi"
+	MemorySize resource.Quantity `json:"memorySize,omitzero"`
+
+	// CacheQueryStrings caches responses to requests with a query string, keyed
+	// by the full URI. Off by default, as in HTTP.sys.
+	//
+	// +optional
+	// +kubebuilder:default=false
+	CacheQueryStrings *bool `json:"cacheQueryStrings,omitempty"`
+
+	// ClientCache sets expiry headers for browsers and proxies.
+	//
+	// +optional
+	// +kubebuilder:default={}
+	ClientCache ClientCache `json:"clientCache,omitzero"`
+
+	// Replicas is the number of cache pods.
+	//
+	// +optional
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// CPU is the CPU each cache replica requests and is limited to.
+	//
+	// +optional
+	// +kubebuilder:default="250m"
+	CPU *resource.Quantity `json:"cpu,omitempty"`
+}
+
+// ClientCache is the expiry header policy (IIS clientCache).
+//
+// +kubebuilder:validation:XValidation:rule="!(self.mode in ['UseMaxAge', 'UseExpires']) || has(self.maxAge)",message="maxAge is required for modes UseMaxAge and UseExpires"
+type ClientCache struct {
+	// Mode: NoControl, DisableCache, UseMaxAge or UseExpires.
+	//
+	// +optional
+	// +kubebuilder:default=NoControl
+	Mode ClientCacheMode `json:"mode,omitempty"`
+
+	// MaxAge is the lifetime announced to clients.
+	//
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('8760h')",message="clientCache maxAge must be between 1s and 8760h"
+	MaxAge Duration `json:"maxAge,omitempty"`
+}
+
+// CachePolicyStatus is the observed state of a cache tier, with the counters of
+// the IIS "Web Service Cache" performance object.
+type CachePolicyStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	//
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready and Degraded.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Pools are the AppPools the cache tier fronts (from the routes that name it).
+	//
+	// +optional
+	// +listType=set
+	Pools []string `json:"pools,omitempty"`
+
+	// Ready is "ready/desired" for the cache pods.
+	//
+	// +optional
+	Ready string `json:"ready,omitempty"`
+
+	// HitPercent is cache hits as a share of lookups.
+	//
+	// +optional
+	HitPercent string `json:"hitPercent,omitempty"`
+
+	// Objects is the number of responses held in the cache.
+	//
+	// +optional
+	Objects *int64 `json:"objects,omitempty"`
+
+	// MemoryUsed is the cache memory in use.
+	//
+	// +optional
+	MemoryUsed *resource.Quantity `json:"memoryUsed,omitempty"`
+}
+
+// CachePolicy is an output cache tier (nginx) with IIS cache semantics, in front
+// of the pools of the routes that name it.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=cp;cache,categories=webfarm
+// +kubebuilder:printcolumn:name="Threshold",type=integer,JSONPath=`.spec.frequentHitThreshold`
+// +kubebuilder:printcolumn:name="TTL",type=string,JSONPath=`.spec.objectTTL`
+// +kubebuilder:printcolumn:name="Memory",type=string,JSONPath=`.spec.memorySize`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`
+// +kubebuilder:printcolumn:name="Hit %",type=string,JSONPath=`.status.hitPercent`
+// +kubebuilder:printcolumn:name="Objects",type=integer,JSONPath=`.status.objects`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 50",message="a CachePolicy name may be at most 50 characters (its children add a suffix)"
+type CachePolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +optional
+	// +kubebuilder:default={}
+	Spec   CachePolicySpec   `json:"spec,omitzero"`
+	Status CachePolicyStatus `json:"status,omitempty"`
+}
+
+// CachePolicyList is a list of CachePolicies.
+//
+// +kubebuilder:object:root=true
+type CachePolicyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []CachePolicy `json:"items"`
+}
+
+func init() { SchemeBuilder.Register(&CachePolicy{}, &CachePolicyList{}) }

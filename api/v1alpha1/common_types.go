@@ -1,0 +1,38 @@
+package v1alpha1
+
+// Condition types shared by every kind. Ready answers "does it serve?"; the
+// reason says why not (see the Reason constants).
+const (
+	// ConditionReady is True when the object's configuration is accepted, its
+	// children are applied and up to date, and its workloads have ready replicas.
+	ConditionReady = "Ready"
+	// ConditionDegraded is True when the object serves, but with less than was asked
+	// (some replicas missing, a pool of the farm not ready).
+	ConditionDegraded = "Degraded"
+)
+
+// Condition reasons. They are CamelCase and stable: alerts and scripts match them.
+const (
+	ReasonAvailable        = "Available"
+	ReasonProgressing      = "Progressing"
+	ReasonInvalidReference = "InvalidReference"
+	ReasonApplyFailed      = "ApplyFailed"
+	ReasonReplicasMissing  = "ReplicasMissing"
+	ReasonPoolsNotReady    = "PoolsNotReady"
+	ReasonNotReferenced    = "NotReferenced"
+	ReasonAsExpected       = "AsExpected"
+)
+
+// Duration is a Go duration string limited to the units people write in
+// manifests: "500ms", "30s", "20m", "29h", "1h30m".
+//
+// +kubebuilder:validation:Pattern=`^([0-9]{1,9}(ms|s|m|h))+$`
+// +kubebuilder:validation:MaxLength=32
+type Duration string
+
+// ObjectName is the name of another object in the same namespace.
+//
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=63
+// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+type ObjectName string

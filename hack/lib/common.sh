@@ -1,0 +1,19 @@
+# Shared settings for the hack/ scripts. Source it; it defines no side effects.
+# Every tool is pinned here and cached per user, keyed by version, so a fresh
+# clone (as CI makes) reuses what an earlier run built.
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+CACHE="${WEBFARM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfarm-operator}"
+BIN="$ROOT/bin"
+
+KUBE_VERSION=v1.36.3
+ETCD_VERSION=v3.6.5
+ENVOY_VERSION=1.40.0
+CONTROLLER_GEN_VERSION=v0.22.0
+NGINX_SERIES=1.22 # Debian bookworm's nginx
+
+log() { printf '\033[1;34m==>\033[0m %s\n' "$*" >&2; }
+die() { printf '\033[1;31merror:\033[0m %s\n' "$*" >&2; exit 1; }
+
+# link NAME TARGET: expose a cached binary under bin/.
+link() { mkdir -p "$(dirname "$BIN/$1")"; ln -sfn "$2" "$BIN/$1"; }

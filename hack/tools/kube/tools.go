@@ -1,0 +1,9 @@
+//go:build tools
+
+// Package tools pins the upstream Kubernetes commands this project builds.
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)

@@ -1,0 +1,177 @@
+// Package model resolves WebFarm, AppPool and CachePolicy resources into one
+// internal model with every default applied and every value parsed. Renderers
+// (internal/render/...) read only this model, never the API types, so each
+// value that reaches a config file has been validated here once.
+package model
+
+import (
+	"time"
+)
+
+// Images are the container images the operator deploys; they come from the
+// operator's flags, never from a custom resource.
+type Images struct {
+	Envoy string
+	Nginx string
+	// PullPolicy applies to every generated container ("IfNotPresent" by default).
+	PullPolicy string
+}
+
+// Platform is what the operator knows about where it runs.
+type Platform struct {
+	Images Images
+	// XDSHost and XDSPort are where Envoy frontends fetch their configuration.
+	XDSHost string
+	XDSPort int32
+}
+
+// Farm is a resolved WebFarm.
+type Farm struct {
+	Name      string
+	Namespace string
+	UID       string
+
+	Sites    []Site // sorted by name
+	Frontend Frontend
+	Affinity Affinity
+	// RejectWithReset: answer unavailable pools with a connection reset (L4)
+	// rather than HTTP 503 (L7).
+	RejectWithReset bool
+
+	// Pools are the distinct AppPool names the routes use, sorted.
+	Pools []string
+	// CachePolicies are the distinct CachePolicy names the routes use, sorted.
+	CachePolicies []string
+
+	Platform Platform
+}
+
+// Site is a resolved site: hosts sorted, routes longest prefix first.
+type Site struct {
+	Name  string
+	Hosts []string
+	// Routes in match order: longest path prefix first, then by prefix.
+	Routes []Route
+	// MaxBandwidthBytesPerSecond is 0 when unlimited.
+	MaxBandwidthBytesPerSecond int64
+}
+
+// Route sends a path prefix to a pool, optionally through a cache tier.
+type Route struct {
+	PathPrefix  string
+	Pool        string
+	CachePolicy string // empty: no cache tier
+}
+
+// Frontend is the resolved Envoy frontend.
+type Frontend struct {
+	Replicas          int32
+	ServiceType       string
+	Port              int32
+	NodePort          int32 // 0: chosen by Kubernetes
+	ConnectionTimeout time.Duration
+	RequestTimeout    time.Duration
+	KeepAlive         bool
+	Compression       bool
+	CPUMilli          int64
+	MemoryBytes       int64
+}
+
+// Affinity is the resolved session affinity.
+type Affinity struct {
+	Type       string // None, ClientIP, ClassC, Cookie
+	CookieName string
+	CookieTTL  time.Duration
+}
+
+// Pool is a resolved AppPool.
+type Pool struct {
+	Name      string
+	Namespace string
+	UID       string
+
+	Content Content
+	App     *App
+
+	// Replicas the reconciler applies; nil when another writer (the autoscaler)
+	// owns the Deployment's replicas.
+	Replicas *int32
+
+	CPUMilli              int64
+	MemoryBytes           int64
+	MaxConcurrentRequests int32
+	QueueLength           int32
+	QueueTimeout          time.Duration // 0: none
+
+	Health HealthCheck
+
+	Platform Platform
+}
+
+// ContentSource says where static files come from.
+type ContentSource string
+
+const (
+	ContentNone      ContentSource = ""
+	ContentConfigMap ContentSource = "ConfigMap"
+	ContentImage     ContentSource = "Image"
+	ContentClaim     ContentSource = "PersistentVolumeClaim"
+)
+
+// Content is the resolved static-content source.
+type Content struct {
+	Source ContentSource
+	// Name is the ConfigMap or PersistentVolumeClaim name, or the image reference.
+	Name string
+	// ImagePath is the folder inside the image that holds the files.
+	ImagePath string
+}
+
+// App is the resolved application container.
+type App struct {
+	Image string
+	Port  int32
+	Args  []string
+	Env   []EnvVar // sorted by name
+}
+
+// EnvVar is a plain environment variable.
+type EnvVar struct{ Name, Value string }
+
+// HealthCheck is the resolved worker health check.
+type HealthCheck struct {
+	Path             string
+	Interval         time.Duration
+	Timeout          time.Duration
+	FailureThreshold int32
+}
+
+// Cache is a resolved CachePolicy with the pools it fronts.
+type Cache struct {
+	Name      string
+	Namespace string
+	UID       string
+
+	FrequentHitThreshold int32
+	FrequentHitPeriod    time.Duration
+	ObjectTTL            time.Duration
+	MaxObjectSizeBytes   int64
+	MemorySizeBytes      int64
+	CacheQueryStrings    bool
+	ClientCacheMode      string
+	ClientMaxAge         time.Duration
+	Replicas             int32
+	CPUMilli             int64
+
+	// Upstreams are the pools behind the cache tier, sorted by pool name.
+	Upstreams []Upstream
+
+	Platform Platform
+}
+
+// Upstream is a pool behind a cache tier, reached at its Service address.
+type Upstream struct {
+	Pool    string
+	Address string // IP address of the pool's Service
+	Port    int32
+}

@@ -1,0 +1,227 @@
+package model
+
+import (
+	"cmp"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+)
+
+// ResolveFarm turns a WebFarm into the model, applying defaults for empty fields.
+func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
+	var errs errList
+	fe := f.Spec.Frontend
+	out := Farm{
+		Name:            f.Name,
+		Namespace:       f.Namespace,
+		UID:             string(f.UID),
+		RejectWithReset: f.Spec.UnavailableResponse == v1.UnavailableL4,
+		Platform:        p,
+		Frontend: Frontend{
+			Replicas:          orDefault(fe.Replicas, v1.DefaultFrontendReplicas),
+			ServiceType:       orDefault(string(fe.Service.Type), "ClusterIP"),
+			Port:              orDefault(fe.Service.Port, v1.DefaultFrontendPort),
+			NodePort:          deref(fe.Service.NodePort, 0),
+			ConnectionTimeout: errs.duration("frontend.connectionTimeout", fe.ConnectionTimeout, v1.DefaultConnectionTimeout),
+			RequestTimeout:    errs.duration("frontend.requestTimeout", fe.RequestTimeout, v1.DefaultRequestTimeout),
+			KeepAlive:         deref(fe.KeepAlive, true),
+			Compression:       deref(fe.Compression, false),
+			CPUMilli:          quantityOr(fe.CPU, v1.DefaultFrontendCPU).MilliValue(),
+			MemoryBytes:       quantityOr(fe.Memory, v1.DefaultFrontendMemory).Value(),
+		},
+		Affinity: Affinity{Type: orDefault(string(f.Spec.SessionAffinity.Type), string(v1.AffinityNone))},
+	}
+	if out.Affinity.Type == string(v1.AffinityCookie) {
+		c := f.Spec.SessionAffinity.Cookie
+		if c == nil {
+			c = &v1.AffinityCookieSpec{}
+		}
+		out.Affinity.CookieName = orDefault(c.Name, v1.DefaultAffinityCookieName)
+		out.Affinity.CookieTTL = errs.duration("sessionAffinity.cookie.ttl", c.TTL, "0s")
+	}
+
+	pools, policies := map[string]bool{}, map[string]bool{}
+	for _, s := range f.Spec.Sites {
+		site := Site{Name: s.Name}
+		for _, h := range s.Hosts {
+			site.Hosts = append(site.Hosts, string(h))
+		}
+		slices.Sort(site.Hosts)
+		if s.MaxBandwidth != nil {
+			site.MaxBandwidthBytesPerSecond = s.MaxBandwidth.Value()
+		}
+		for _, r := range s.Routes {
+			route := Route{
+				PathPrefix:  orDefault(string(r.PathPrefix), v1.DefaultPathPrefix),
+				Pool:        string(r.AppPool),
+				CachePolicy: string(r.CachePolicy),
+			}
+			site.Routes = append(site.Routes, route)
+			pools[route.Pool] = true
+			if route.CachePolicy != "" {
+				policies[route.CachePolicy] = true
+			}
+		}
+		slices.SortFunc(site.Routes, func(a, b Route) int {
+			return cmp.Or(cmp.Compare(len(b.PathPrefix), len(a.PathPrefix)), cmp.Compare(a.PathPrefix, b.PathPrefix))
+		})
+		out.Sites = append(out.Sites, site)
+	}
+	slices.SortFunc(out.Sites, func(a, b Site) int { return cmp.Compare(a.Name, b.Name) })
+	out.Pools = sortedKeys(pools)
+	out.CachePolicies = sortedKeys(policies)
+	return out, errs.err()
+}
+
+// HostCount is the number of host names over all sites.
+func (f Farm) HostCount() int {
+	n := 0
+	for _, s := range f.Sites {
+		n += len(s.Hosts)
+	}
+	return n
+}
+
+// ResolvePool turns an AppPool into the model, applying defaults for empty fields.
+func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
+	var errs errList
+	s := ap.Spec
+	out := Pool{
+		Name:                  ap.Name,
+		Namespace:             ap.Namespace,
+		UID:                   string(ap.UID),
+		CPUMilli:              quantityOr(s.CPU, v1.DefaultPoolCPU).MilliValue(),
+		MemoryBytes:           quantityOr(s.Memory, v1.DefaultPoolMemory).Value(),
+		MaxConcurrentRequests: orDefault(s.MaxConcurrentRequests, v1.DefaultMaxConcurrent),
+		QueueLength:           orDefault(s.Queue.Length, v1.DefaultQueueLength),
+		QueueTimeout:          errs.duration("queue.timeout", s.Queue.Timeout, "0s"),
+		Health: HealthCheck{
+			Path:             orDefault(string(s.HealthCheck.Path), v1.DefaultHealthPath),
+			Interval:         errs.duration("healthCheck.interval", s.HealthCheck.Interval, v1.DefaultHealthInterval),
+			Timeout:          errs.duration("healthCheck.timeout", s.HealthCheck.Timeout, v1.DefaultHealthTimeout),
+			FailureThreshold: orDefault(s.HealthCheck.FailureThreshold, v1.DefaultHealthFailures),
+		},
+		Platform: p,
+	}
+	if s.Autoscaling == nil {
+		r := deref(s.Replicas, v1.DefaultPoolReplicas)
+		out.Replicas = &r
+	} else {
+		// Until the autoscaler has decided, the pool starts at its minimum.
+		r := orDefault(s.Autoscaling.MinReplicas, v1.DefaultMinReplicas)
+		out.Replicas = &r
+	}
+	if c := s.Content; c != nil {
+		switch {
+		case c.ConfigMap != nil:
+			out.Content = Content{Source: ContentConfigMap, Name: string(c.ConfigMap.Name)}
+		case c.Image != nil:
+			out.Content = Content{Source: ContentImage, Name: c.Image.Reference, ImagePath: orDefault(c.Image.Path, v1.DefaultImageContentPath)}
+		case c.PersistentVolumeClaim != nil:
+			out.Content = Content{Source: ContentClaim, Name: c.PersistentVolumeClaim.ClaimName}
+		}
+	}
+	if a := s.App; a != nil {
+		app := &App{Image: a.Image, Port: a.Port, Args: slices.Clone(a.Args)}
+		for _, e := range a.Env {
+			app.Env = append(app.Env, EnvVar{Name: e.Name, Value: e.Value})
+		}
+		slices.SortFunc(app.Env, func(x, y EnvVar) int { return cmp.Compare(x.Name, y.Name) })
+		out.App = app
+	}
+	if out.Content.Source == ContentNone && out.App == nil {
+		errs.add("an AppPool needs content, an app, or both")
+	}
+	return out, errs.err()
+}
+
+// ResolveCache turns a CachePolicy and the pools it fronts into the model.
+func ResolveCache(cp *v1.CachePolicy, upstreams []Upstream, p Platform) (Cache, error) {
+	var errs errList
+	s := cp.Spec
+	out := Cache{
+		Name:                 cp.Name,
+		Namespace:            cp.Namespace,
+		UID:                  string(cp.UID),
+		FrequentHitThreshold: orDefault(s.FrequentHitThreshold, v1.DefaultHitThreshold),
+		FrequentHitPeriod:    errs.duration("frequentHitPeriod", s.FrequentHitPeriod, v1.DefaultHitPeriod),
+		ObjectTTL:            errs.duration("objectTTL", s.ObjectTTL, v1.DefaultObjectTTL),
+		MaxObjectSizeBytes:   quantityOr(&s.MaxObjectSize, v1.DefaultMaxObjectSize).Value(),
+		MemorySizeBytes:      quantityOr(&s.MemorySize, v1.DefaultCacheMemory).Value(),
+		CacheQueryStrings:    deref(s.CacheQueryStrings, false),
+		ClientCacheMode:      orDefault(string(s.ClientCache.Mode), string(v1.ClientCacheNoControl)),
+		ClientMaxAge:         errs.duration("clientCache.maxAge", s.ClientCache.MaxAge, "0s"),
+		Replicas:             orDefault(s.Replicas, v1.DefaultCacheReplicas),
+		CPUMilli:             quantityOr(s.CPU, v1.DefaultCacheCPU).MilliValue(),
+		Platform:             p,
+	}
+	for _, u := range upstreams {
+		if net.ParseIP(u.Address) == nil {
+			errs.add(fmt.Sprintf("pool %q: Service address %q is not an IP address", u.Pool, u.Address))
+			continue
+		}
+		out.Upstreams = append(out.Upstreams, u)
+	}
+	slices.SortFunc(out.Upstreams, func(a, b Upstream) int { return cmp.Compare(a.Pool, b.Pool) })
+	return out, errs.err()
+}
+
+// errList gathers the problems of one resolution so a person sees all of them.
+type errList []string
+
+func (e *errList) add(msg string) { *e = append(*e, msg) }
+
+func (e *errList) err() error {
+	if len(*e) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s", strings.Join(*e, "; "))
+}
+
+func (e *errList) duration(field string, v v1.Duration, def string) time.Duration {
+	s := orDefault(string(v), def)
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		e.add(fmt.Sprintf("%s: %q is not a duration", field, s))
+		return 0
+	}
+	return d
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+func deref[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func quantityOr(q *resource.Quantity, def string) *resource.Quantity {
+	if q == nil || q.IsZero() {
+		d := resource.MustParse(def)
+		return &d
+	}
+	return q
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

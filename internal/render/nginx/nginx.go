@@ -1,0 +1,118 @@
+// Package nginx renders nginx.conf for pool workers and cache tiers from the
+// model. Every value written into a config is a number, a fixed keyword, or a
+// name the model has validated (pool names are DNS labels, addresses are IPs):
+// nothing from a custom resource reaches nginx as free text.
+package nginx
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"math"
+	"strings"
+	"text/template"
+	"time"
+
+	"webfarm.dev/operator/internal/model"
+)
+
+// Ports and paths shared with the Kubernetes renderer: the pod spec mounts and
+// probes what this config expects.
+const (
+	HTTPPort    = 8080 // the worker's or cache's HTTP port
+	StatusPort  = 8081 // stub_status and the liveness endpoint, never routed
+	ConfigDir   = "/etc/webfarm"
+	ConfigFile  = "nginx.conf"
+	ContentDir  = "/srv/www"
+	TmpDir      = "/tmp"
+	CacheDir    = "/tmp/cache"
+	PoolHeader  = "X-Webfarm-Pool" // set by the frontend on routes through a cache tier
+	statusPath  = "/nginx_status"
+	livenessURI = "/healthz"
+)
+
+//go:embed templates/*.tmpl
+var templateFS embed.FS
+
+var templates = template.Must(template.New("").Funcs(template.FuncMap{
+	"seconds": seconds,
+}).ParseFS(templateFS, "templates/*.tmpl"))
+
+// PoolConfig renders the nginx.conf of an AppPool's workers.
+func PoolConfig(p model.Pool) (string, error) {
+	return render("pool.tmpl", poolData{
+		Pool:              p,
+		Workers:           workerProcesses(p.CPUMilli),
+		WorkerConnections: workerConnections(p.MaxConcurrentRequests),
+		Common:            common(),
+	})
+}
+
+// CacheConfig renders the nginx.conf of a CachePolicy's cache tier.
+func CacheConfig(c model.Cache) (string, error) {
+	return render("cache.tmpl", cacheData{
+		Cache:             c,
+		Workers:           workerProcesses(c.CPUMilli),
+		WorkerConnections: 4096,
+		KeysZoneMegabytes: keysZoneMegabytes(c.MemorySizeBytes),
+		PoolHeaderVar:     "$http_" + strings.ReplaceAll(strings.ToLower(PoolHeader), "-", "_"),
+		Common:            common(),
+	})
+}
+
+type commonData struct {
+	HTTPPort, StatusPort         int
+	ContentDir, TmpDir, CacheDir string
+	StatusPath, LivenessURI      string
+}
+
+func common() commonData {
+	return commonData{HTTPPort, StatusPort, ContentDir, TmpDir, CacheDir, statusPath, livenessURI}
+}
+
+type poolData struct {
+	model.Pool
+	Workers           int64
+	WorkerConnections int64
+	Common            commonData
+}
+
+type cacheData struct {
+	model.Cache
+	Workers           int64
+	WorkerConnections int64
+	KeysZoneMegabytes int64
+	PoolHeaderVar     string
+	Common            commonData
+}
+
+func render(name string, data any) (string, error) {
+	var b bytes.Buffer
+	if err := templates.ExecuteTemplate(&b, name, data); err != nil {
+		return "", fmt.Errorf("rendering %s: %w", name, err)
+	}
+	return b.String(), nil
+}
+
+// workerProcesses gives one nginx worker per whole CPU the pod may use, at least one.
+func workerProcesses(cpuMilli int64) int64 {
+	return max(1, int64(math.Ceil(float64(cpuMilli)/1000)))
+}
+
+// workerConnections leaves room for the upstream connection each proxied request
+// needs, plus keep-alive connections from the frontend.
+func workerConnections(maxConcurrent int32) int64 {
+	return max(1024, 2*int64(maxConcurrent)+256)
+}
+
+// keysZoneMegabytes sizes the shared-memory key index: nginx stores about 8,000
+// keys per megabyte; plan for the memory filled with the smallest useful objects (1 KiB).
+func keysZoneMegabytes(memoryBytes int64) int64 {
+	keys := memoryBytes / 1024
+	return max(1, (keys+7999)/8000)
+}
+
+// seconds writes a duration as whole seconds (nginx's "s" unit), rounding up.
+func seconds(d time.Duration) string {
+	return fmt.Sprintf("%ds", int64(math.Ceil(d.Seconds())))
+}

@@ -1,0 +1,131 @@
+package nginx_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/nginx"
+	"webfarm.dev/operator/internal/testutil"
+)
+
+func int32p(v int32) *int32 { return &v }
+
+func basePool() model.Pool {
+	return model.Pool{
+		Name: "shop", Namespace: "web", Replicas: int32p(2),
+		CPUMilli: 500, MemoryBytes: 128 << 20, MaxConcurrentRequests: 100, QueueLength: 1000,
+		Content: model.Content{Source: model.ContentConfigMap, Name: "shop-content"},
+		Health:  model.HealthCheck{Path: "/", Interval: 30 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 3},
+	}
+}
+
+func TestPoolConfig(t *testing.T) {
+	withApp := basePool()
+	withApp.CPUMilli = 2500
+	withApp.MaxConcurrentRequests = 2000
+	withApp.App = &model.App{Image: "registry.example.com/shop:2.1", Port: 3000}
+	appOnly := withApp
+	appOnly.Content = model.Content{}
+
+	tests := []struct {
+		name   string
+		golden string
+		pool   model.Pool
+	}{
+		{"a pool serving static files from a ConfigMap", "pool-static.conf", basePool()},
+		{"a pool with static files and an app answers from files first, then the app", "pool-static-and-app.conf", withApp},
+		{"a pool with only an app proxies everything to it", "pool-app-only.conf", appOnly},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := nginx.PoolConfig(tt.pool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			testutil.Golden(t, tt.golden, []byte(got))
+			testutil.NginxCheck(t, got)
+		})
+	}
+}
+
+func baseCache() model.Cache {
+	return model.Cache{
+		Name: "static", Namespace: "web",
+		FrequentHitThreshold: 2, FrequentHitPeriod: 10 * time.Second, ObjectTTL: 30 * time.Second,
+		MaxObjectSizeBytes: 256 << 10, MemorySizeBytes: 64 << 20, ClientCacheMode: "NoControl",
+		Replicas: 2, CPUMilli: 250,
+		Upstreams: []model.Upstream{{Pool: "images", Address: "10.96.0.21", Port: 80}, {Pool: "shop", Address: "10.96.0.20", Port: 80}},
+	}
+}
+
+func TestCacheConfig(t *testing.T) {
+	tuned := baseCache()
+	tuned.FrequentHitThreshold, tuned.ObjectTTL = 1, 180*time.Second
+	tuned.ClientCacheMode, tuned.ClientMaxAge = "UseMaxAge", time.Hour
+	tuned.CacheQueryStrings = true
+	expires := baseCache()
+	expires.ClientCacheMode, expires.ClientMaxAge = "UseExpires", 10*time.Minute
+	noPools := baseCache()
+	noPools.Upstreams = nil
+
+	tests := []struct {
+		name   string
+		golden string
+		cache  model.Cache
+	}{
+		{"the IIS defaults cache after two hits and evict after 30s unused", "cache-defaults.conf", baseCache()},
+		{"a tuned policy caches at once, keeps entries 180s and sets max-age", "cache-tuned.conf", tuned},
+		{"UseExpires sets an Expires header", "cache-expires.conf", expires},
+		{"a cache tier without pools yet answers 421 to everything", "cache-no-pools.conf", noPools},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := nginx.CacheConfig(tt.cache)
+			if err != nil {
+				t.Fatal(err)
+			}
+			testutil.Golden(t, tt.golden, []byte(got))
+			testutil.NginxCheck(t, got)
+		})
+	}
+}
+
+func TestRenderingIsDeterministic(t *testing.T) {
+	first, _ := nginx.CacheConfig(baseCache())
+	for range 50 {
+		c := baseCache()
+		c.Upstreams[0], c.Upstreams[1] = c.Upstreams[1], c.Upstreams[0]
+		// The model sorts upstreams; the renderer keeps its order, so sorted input gives equal output.
+		c.Upstreams[0], c.Upstreams[1] = c.Upstreams[1], c.Upstreams[0]
+		if got, _ := nginx.CacheConfig(c); got != first {
+			t.Fatal("rendering the same cache model twice gave different configs")
+		}
+	}
+}
+
+func TestWorkerProcessesFollowTheCPU(t *testing.T) {
+	tests := []struct {
+		name     string
+		cpuMilli int64
+		want     string
+	}{
+		{"a quarter CPU still gets one worker", 250, "worker_processes 1;"},
+		{"one CPU gets one worker", 1000, "worker_processes 1;"},
+		{"two and a half CPUs round up to three workers", 2500, "worker_processes 3;"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := basePool()
+			p.CPUMilli = tt.cpuMilli
+			got, err := nginx.PoolConfig(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(got, tt.want) {
+				t.Errorf("want %q in config", tt.want)
+			}
+		})
+	}
+}
