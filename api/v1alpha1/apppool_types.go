@@ -67,14 +67,14 @@ type AppPoolSpec struct {
 	//
 	// +optional
 	// +kubebuilder:default="500m"
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('10m')) >= 0 && quantity(string(self)).compareTo(quantity('64')) <= 0",message="cpu must be between 10m and 64"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('10m')) >= 0 && quantity(string(self)).compareTo(quantity('64')) <= 0)",message="cpu must be between 10m and 64"
 	CPU *resource.Quantity `json:"cpu,omitempty"`
 
 	// Memory is the memory each worker requests and is limited to.
 	//
 	// +optional
 	// +kubebuilder:default="128Mi"
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('16Mi')) >= 0",message="memory must be at least 16Mi"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('16Mi')) >= 0)",message="memory must be at least 16Mi"
 	Memory *resource.Quantity `json:"memory,omitempty"`
 
 	// MaxConcurrentRequests is how many requests one worker handles at once; the
@@ -245,7 +245,7 @@ type Queue struct {
 	// means a request waits until the frontend's requestTimeout.
 	//
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('100ms') && duration(self) <= duration('1h')",message="queue timeout must be between 100ms and 1h"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('100ms') && duration(self) <= duration('1h'))",message="queue timeout must be between 100ms and 1h"
 	Timeout Duration `json:"timeout,omitempty"`
 }
 
@@ -262,14 +262,14 @@ type HealthCheck struct {
 	//
 	// +optional
 	// +kubebuilder:default="30s"
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('1h')",message="healthCheck interval must be between 1s and 1h"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('1h'))",message="healthCheck interval must be between 1s and 1h"
 	Interval Duration `json:"interval,omitempty"`
 
 	// Timeout of one check.
 	//
 	// +optional
 	// +kubebuilder:default="5s"
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('5m')",message="healthCheck timeout must be between 1s and 5m"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('5m'))",message="healthCheck timeout must be between 1s and 5m"
 	Timeout Duration `json:"timeout,omitempty"`
 
 	// FailureThreshold is how many checks in a row must fail before the worker
@@ -303,7 +303,7 @@ type RapidFailProtection struct {
 	//
 	// +optional
 	// +kubebuilder:default="5m"
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s') && duration(self) <= duration('24h')",message="rapidFailProtection interval must be between 10s and 24h"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('10s') && duration(self) <= duration('24h'))",message="rapidFailProtection interval must be between 10s and 24h"
 	Interval Duration `json:"interval,omitempty"`
 }
 
@@ -320,7 +320,7 @@ type CPULimit struct {
 	//
 	// +optional
 	// +kubebuilder:default="5m"
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s') && duration(self) <= duration('24h')",message="cpuLimit interval must be between 10s and 24h"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('10s') && duration(self) <= duration('24h'))",message="cpuLimit interval must be between 10s and 24h"
 	Interval Duration `json:"interval,omitempty"`
 
 	// Action when over the limit: Report, Throttle or Shutdown.
@@ -337,7 +337,7 @@ type Idle struct {
 	//
 	// +optional
 	// +kubebuilder:default="20m"
-	// +kubebuilder:validation:XValidation:rule="duration(self) == duration('0s') || (duration(self) >= duration('1m') && duration(self) <= duration('720h'))",message="idle timeout must be 0s (off) or between 1m and 720h"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) == duration('0s') || (duration(self) >= duration('1m') && duration(self) <= duration('720h')))",message="idle timeout must be 0s (off) or between 1m and 720h"
 	Timeout Duration `json:"timeout,omitempty"`
 
 	// OnDemandStart starts an idle pool when a request for it arrives; without
@@ -355,7 +355,7 @@ type Recycling struct {
 	//
 	// +optional
 	// +kubebuilder:default="29h"
-	// +kubebuilder:validation:XValidation:rule="duration(self) == duration('0s') || duration(self) >= duration('10m')",message="recycling interval must be 0s (off) or at least 10m"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) == duration('0s') || duration(self) >= duration('10m'))",message="recycling interval must be 0s (off) or at least 10m"
 	Interval Duration `json:"interval,omitempty"`
 
 	// Requests restarts a worker after it served this many requests
@@ -369,6 +369,7 @@ type Recycling struct {
 	// PeriodicRestartPrivateMemory). Unset: no memory limit besides the pod's.
 	//
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || quantity(string(self)).compareTo(quantity('1Mi')) >= 0",message="recycling memory must be at least 1Mi"
 	Memory *resource.Quantity `json:"memory,omitempty"`
 }
 
@@ -414,7 +415,7 @@ type Autoscaling struct {
 	//
 	// +optional
 	// +kubebuilder:default="300s"
-	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('24h')",message="stabilizationWindow must be at most 24h"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) <= duration('24h'))",message="stabilizationWindow must be at most 24h"
 	StabilizationWindow Duration `json:"stabilizationWindow,omitempty"`
 
 	// FallbackReplicas is used while metrics are unavailable (never below the
@@ -510,6 +511,7 @@ type AppPoolStatus struct {
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 50",message="an AppPool name may be at most 50 characters (its children add a suffix)"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="an AppPool name must be a DNS label (lowercase letters, digits and dashes, no dots): routes name it and its Service is named after it"
 type AppPool struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

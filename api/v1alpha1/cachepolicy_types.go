@@ -26,7 +26,7 @@ const (
 // cache semantics on an nginx cache in front of the pools of the routes that
 // name this policy.
 //
-// +kubebuilder:validation:XValidation:rule="quantity(string(self.maxObjectSize)).compareTo(quantity(string(self.memorySize))) <= 0",message="maxObjectSize must not exceed memorySize"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxObjectSize) || !has(self.memorySize) || !isQuantity(string(self.maxObjectSize)) || !isQuantity(string(self.memorySize)) || quantity(string(self.maxObjectSize)).compareTo(quantity(string(self.memorySize))) <= 0",message="maxObjectSize must not exceed memorySize"
 type CachePolicySpec struct {
 	// FrequentHitThreshold is how many times a response must be requested within
 	// frequentHitPeriod before it is cached (IIS frequentHitThreshold, 2); 1
@@ -43,7 +43,7 @@ type CachePolicySpec struct {
 	//
 	// +optional
 	// +kubebuilder:default="10s"
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="frequentHitPeriod must be between 1s and 24h"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('24h'))",message="frequentHitPeriod must be between 1s and 24h"
 	FrequentHitPeriod Duration `json:"frequentHitPeriod,omitempty"`
 
 	// ObjectTTL evicts an entry that has not been requested for this long
@@ -51,14 +51,14 @@ type CachePolicySpec struct {
 	//
 	// +optional
 	// +kubebuilder:default="30s"
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('720h')",message="objectTTL must be between 1s and 720h"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('720h'))",message="objectTTL must be between 1s and 720h"
 	ObjectTTL Duration `json:"objectTTL,omitempty"`
 
 	// MaxObjectSize is the largest response that is cached (IIS MaxCachedFileSize, 256 KiB).
 	//
 	// +optional
 	// +kubebuilder:default="256Ki"
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('1Ki')) >= 0",message="maxObjectSize must be at least 1Ki"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('1Ki')) >= 0)",message="maxObjectSize must be at least 1Ki"
 	MaxObjectSize resource.Quantity `json:"maxObjectSize,omitzero"`
 
 	// MemorySize is the memory that holds cached responses in each cache replica
@@ -66,7 +66,7 @@ type CachePolicySpec struct {
 	//
 	// +optional
 	// +kubebuilder:default="64Mi"
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('1Mi')) >= 0 && quantity(string(self)).compareTo(quantity('64Gi')) <= 0",message="memorySize must be between 1Mi and 64Gi"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('1Mi')) >= 0 && quantity(string(self)).compareTo(quantity('64Gi')) <= 0)",message="memorySize must be between 1Mi and 64Gi"
 	MemorySize resource.Quantity `json:"memorySize,omitzero"`
 
 	// CacheQueryStrings caches responses to requests with a query string, keyed
@@ -94,12 +94,13 @@ type CachePolicySpec struct {
 	//
 	// +optional
 	// +kubebuilder:default="250m"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('10m')) >= 0 && quantity(string(self)).compareTo(quantity('64')) <= 0)",message="cpu must be between 10m and 64"
 	CPU *resource.Quantity `json:"cpu,omitempty"`
 }
 
 // ClientCache is the expiry header policy (IIS clientCache).
 //
-// +kubebuilder:validation:XValidation:rule="!(self.mode in ['UseMaxAge', 'UseExpires']) || has(self.maxAge)",message="maxAge is required for modes UseMaxAge and UseExpires"
+// +kubebuilder:validation:XValidation:rule="!has(self.mode) || !(self.mode in ['UseMaxAge', 'UseExpires']) || has(self.maxAge)",message="maxAge is required for modes UseMaxAge and UseExpires"
 type ClientCache struct {
 	// Mode: NoControl, DisableCache, UseMaxAge or UseExpires.
 	//
@@ -110,7 +111,7 @@ type ClientCache struct {
 	// MaxAge is the lifetime announced to clients.
 	//
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('8760h')",message="clientCache maxAge must be between 1s and 8760h"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('8760h'))",message="clientCache maxAge must be between 1s and 8760h"
 	MaxAge Duration `json:"maxAge,omitempty"`
 }
 
@@ -171,6 +172,7 @@ type CachePolicyStatus struct {
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 50",message="a CachePolicy name may be at most 50 characters (its children add a suffix)"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="a CachePolicy name must be a DNS label (lowercase letters, digits and dashes, no dots): routes name it and its Service is named after it"
 type CachePolicy struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -24,10 +24,15 @@ const (
 )
 
 // Duration is a Go duration string limited to the units people write in
-// manifests: "500ms", "30s", "20m", "29h", "1h30m".
+// manifests, each at most once and in the order h, m, s, ms: "500ms", "30s",
+// "20m", "29h", "1h30m". The digit limits keep every value within Go's (and
+// CEL's) duration range. The CEL rules of Duration fields start with a guard
+// that skips values this pattern refuses, so such a value gets the pattern's
+// error alone rather than a CEL type conversion error as well.
 //
-// +kubebuilder:validation:Pattern=`^([0-9]{1,9}(ms|s|m|h))+$`
+// +kubebuilder:validation:MinLength=1
 // +kubebuilder:validation:MaxLength=32
+// +kubebuilder:validation:Pattern=`^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$`
 type Duration string
 
 // ObjectName is the name of another object in the same namespace.

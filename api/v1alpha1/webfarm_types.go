@@ -15,12 +15,13 @@ import (
 type Hostname string
 
 // PathPrefix is the start of a request path: "/" or segments of letters, digits
-// and "-._~" separated by single slashes, without "." or ".." segments.
+// and "-._~" separated by single slashes, without "." or ".." segments, at most
+// 256 characters. Requests match by whole segments: "/shop" matches "/shop" and
+// "/shop/cart", not "/shopping".
 //
 // +kubebuilder:validation:MinLength=1
-// +kubebuilder:validation:MaxLength=1024
-// +kubebuilder:validation:Pattern=`^/([A-Za-z0-9._~-]+/?)*$`
-// +kubebuilder:validation:XValidation:rule="!self.matches('/\\\\.{1,2}(/|$)')",message="a path prefix may not contain '.' or '..' segments"
+// +kubebuilder:validation:MaxLength=256
+// +kubebuilder:validation:Pattern=`^/(([A-Za-z0-9_~-][A-Za-z0-9._~-]*|\.[A-Za-z0-9_~-][A-Za-z0-9._~-]*|\.\.[A-Za-z0-9._~-]+)(/([A-Za-z0-9_~-][A-Za-z0-9._~-]*|\.[A-Za-z0-9_~-][A-Za-z0-9._~-]*|\.\.[A-Za-z0-9._~-]+))*/?)?$`
 type PathPrefix string
 
 // AffinityType chooses how the frontend keeps a client on one worker.
@@ -94,8 +95,6 @@ type WebFarmSpec struct {
 }
 
 // Site is a web site: the host names it answers to and its routes.
-//
-// +kubebuilder:validation:XValidation:rule="self.routes.all(r, self.routes.exists_one(o, o.pathPrefix == r.pathPrefix))",message="each path prefix may appear only once in a site's routes"
 type Site struct {
 	// Name identifies the site within the farm (a DNS label); it names the site's
 	// virtual host and metrics.
@@ -112,24 +111,25 @@ type Site struct {
 	// +kubebuilder:validation:MaxItems=100
 	Hosts []Hostname `json:"hosts"`
 
-	// Routes send requests to application pools by the longest matching path prefix.
+	// Routes send requests to application pools by the longest matching path
+	// prefix; each path prefix appears once.
 	//
+	// +listType=map
+	// +listMapKey=pathPrefix
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=64
 	Routes []Route `json:"routes"`
 
-	// MaxBandwidth limits the site's response bandwidth, in bytes per second
-	// summed over each frontend replica (IIS MaxBandwidth). Unset means unlimited.
+	// MaxBandwidthBytesPerSecond limits the site's response bandwidth on each
+	// frontend replica (IIS MaxBandwidth). Unset means unlimited.
 	//
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('1Ki')) >= 0",message="maxBandwidth must be at least 1Ki bytes per second"
-	MaxBandwidth *resource.Quantity `json:"maxBandwidth,omitempty"`
+	// +kubebuilder:validation:Minimum=1024
+	MaxBandwidthBytesPerSecond *int64 `json:"maxBandwidthBytesPerSecond,omitempty"`
 }
 
 // Route maps a path prefix of a site to an application pool, optionally through
 // a cache tier.
-//
-// +kubebuilder:validation:XValidation:rule="has(self.appPool) && self.appPool != ''",message="every route must name an appPool"
 type Route struct {
 	// PathPrefix matches the start of the request path ("/" matches everything).
 	//
@@ -168,7 +168,7 @@ type Frontend struct {
 	//
 	// +optional
 	// +kubebuilder:default="120s"
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('1h')",message="connectionTimeout must be between 1s and 1h"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('1h'))",message="connectionTimeout must be between 1s and 1h"
 	ConnectionTimeout Duration `json:"connectionTimeout,omitempty"`
 
 	// RequestTimeout bounds a whole request, queueing included; a request that
@@ -176,7 +176,7 @@ type Frontend struct {
 	//
 	// +optional
 	// +kubebuilder:default="120s"
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('1h')",message="requestTimeout must be between 1s and 1h"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('1h'))",message="requestTimeout must be between 1s and 1h"
 	RequestTimeout Duration `json:"requestTimeout,omitempty"`
 
 	// KeepAlive keeps client connections open between requests (HTTP keep-alive).
@@ -195,12 +195,14 @@ type Frontend struct {
 	//
 	// +optional
 	// +kubebuilder:default="500m"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('10m')) >= 0 && quantity(string(self)).compareTo(quantity('64')) <= 0)",message="frontend cpu must be between 10m and 64"
 	CPU *resource.Quantity `json:"cpu,omitempty"`
 
 	// Memory is the memory each Envoy replica requests and is limited to.
 	//
 	// +optional
 	// +kubebuilder:default="256Mi"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || quantity(string(self)).compareTo(quantity('16Mi')) >= 0",message="frontend memory must be at least 16Mi"
 	Memory *resource.Quantity `json:"memory,omitempty"`
 }
 
@@ -232,7 +234,7 @@ type FrontendService struct {
 
 // SessionAffinity keeps a client on one worker.
 //
-// +kubebuilder:validation:XValidation:rule="self.type == 'Cookie' || !has(self.cookie)",message="cookie settings need type Cookie"
+// +kubebuilder:validation:XValidation:rule="!has(self.cookie) || (has(self.type) && self.type == 'Cookie')",message="cookie settings need type Cookie"
 type SessionAffinity struct {
 	// Type: None spreads requests; ClientIP hashes the client address; ClassC
 	// hashes the client's /24 network; Cookie sets a cookie that names the worker.
@@ -263,7 +265,7 @@ type AffinityCookieSpec struct {
 	//
 	// +optional
 	// +kubebuilder:default="0s"
-	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('8760h')",message="cookie ttl must be at most 8760h (one year)"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) <= duration('8760h'))",message="cookie ttl must be at most 8760h (one year)"
 	TTL Duration `json:"ttl,omitempty"`
 }
 
@@ -315,6 +317,7 @@ type WebFarmStatus struct {
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 50",message="a WebFarm name may be at most 50 characters (its children add a suffix)"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="a WebFarm name must be a DNS label (lowercase letters, digits and dashes, no dots): its Service is named after it"
 type WebFarm struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -123,6 +123,11 @@ func (in *AppPoolSpec) DeepCopyInto(out *AppPoolSpec) {
 		*out = new(AppContainer)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Replicas != nil {
+		in, out := &in.Replicas, &out.Replicas
+		*out = new(int32)
+		**out = **in
+	}
 	if in.CPU != nil {
 		in, out := &in.CPU, &out.CPU
 		x := (*in).DeepCopy()
@@ -675,10 +680,10 @@ func (in *Site) DeepCopyInto(out *Site) {
 		*out = make([]Route, len(*in))
 		copy(*out, *in)
 	}
-	if in.MaxBandwidth != nil {
-		in, out := &in.MaxBandwidth, &out.MaxBandwidth
-		x := (*in).DeepCopy()
-		*out = &x
+	if in.MaxBandwidthBytesPerSecond != nil {
+		in, out := &in.MaxBandwidthBytesPerSecond, &out.MaxBandwidthBytesPerSecond
+		*out = new(int64)
+		**out = **in
 	}
 }
 

@@ -53,9 +53,7 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 			site.Hosts = append(site.Hosts, string(h))
 		}
 		slices.Sort(site.Hosts)
-		if s.MaxBandwidth != nil {
-			site.MaxBandwidthBytesPerSecond = s.MaxBandwidth.Value()
-		}
+		site.MaxBandwidthBytesPerSecond = deref(s.MaxBandwidthBytesPerSecond, 0)
 		for _, r := range s.Routes {
 			route := Route{
 				PathPrefix:  orDefault(string(r.PathPrefix), v1.DefaultPathPrefix),

@@ -1,0 +1,121 @@
+// Command manager runs the webfarm operator: the WebFarm, AppPool and
+// CachePolicy controllers against the cluster in KUBECONFIG (or in-cluster).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"webfarm.dev/operator/controllers"
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/scheme"
+)
+
+func main() {
+	var (
+		metricsAddr, probeAddr, xdsAddress string
+		leaderElect                        bool
+		leaderElectionNamespace            string
+		envoyImage, nginxImage, pullPolicy string
+		concurrency                        int
+	)
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (\"0\" turns it off)")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
+	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election lease (default: the operator's own)")
+	flag.StringVar(&envoyImage, "envoy-image", "localhost/webfarm-envoy:1.40.0", "image of the Envoy frontends")
+	flag.StringVar(&nginxImage, "nginx-image", "localhost/webfarm-nginx:1.22.1", "image of the nginx workers and cache tiers")
+	flag.StringVar(&pullPolicy, "image-pull-policy", "IfNotPresent", "pull policy of every generated container")
+	flag.StringVar(&xdsAddress, "xds-address", "webfarm-operator-xds.webfarm-system.svc:18000", "host:port where Envoy frontends reach the operator's xDS server")
+	flag.IntVar(&concurrency, "concurrency", 4, "reconciles in parallel per kind")
+	opts := zap.Options{}
+	opts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	log := ctrl.Log.WithName("setup")
+
+	platform, err := platformFrom(envoyImage, nginxImage, pullPolicy, xdsAddress)
+	if err != nil {
+		log.Error(err, "invalid flags")
+		os.Exit(2)
+	}
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                  scheme.New(),
+		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress:  probeAddr,
+		LeaderElection:          leaderElect,
+		LeaderElectionID:        "webfarm-operator.webfarm.dev",
+		LeaderElectionNamespace: leaderElectionNamespace,
+		Cache:                   cache.Options{ByObject: onlyManagedChildren()},
+	})
+	if err != nil {
+		log.Error(err, "creating the manager")
+		os.Exit(1)
+	}
+	if err := controllers.SetupAll(mgr, platform, controllers.ControllerOptions{MaxConcurrentReconciles: concurrency}); err != nil {
+		log.Error(err, "setting up the controllers")
+		os.Exit(1)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		log.Error(err, "adding the health check")
+		os.Exit(1)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		log.Error(err, "adding the readiness check")
+		os.Exit(1)
+	}
+	log.Info("starting", "envoyImage", envoyImage, "nginxImage", nginxImage, "xdsAddress", xdsAddress)
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		log.Error(err, "running the manager")
+		os.Exit(1)
+	}
+}
+
+// onlyManagedChildren keeps the operator's cache to the objects it generates:
+// a cluster's other ConfigMaps, Services and Deployments never fill its memory.
+func onlyManagedChildren() map[client.Object]cache.ByObject {
+	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{k8s.LabelManagedBy: k8s.ManagedBy})}
+	return map[client.Object]cache.ByObject{
+		&appsv1.Deployment{}:            managed,
+		&corev1.ConfigMap{}:             managed,
+		&corev1.Service{}:               managed,
+		&corev1.ServiceAccount{}:        managed,
+		&policyv1.PodDisruptionBudget{}: managed,
+	}
+}
+
+func platformFrom(envoyImage, nginxImage, pullPolicy, xdsAddress string) (model.Platform, error) {
+	host, portText, err := net.SplitHostPort(xdsAddress)
+	if err != nil {
+		return model.Platform{}, fmt.Errorf("--xds-address %q: %w", xdsAddress, err)
+	}
+	port, err := strconv.ParseInt(portText, 10, 32)
+	if err != nil || port < 1 || port > 65535 {
+		return model.Platform{}, fmt.Errorf("--xds-address %q: port must be 1-65535", xdsAddress)
+	}
+	switch corev1.PullPolicy(pullPolicy) {
+	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+	default:
+		return model.Platform{}, fmt.Errorf("--image-pull-policy %q: want Always, IfNotPresent or Never", pullPolicy)
+	}
+	return model.Platform{
+		Images:  model.Images{Envoy: envoyImage, Nginx: nginxImage, PullPolicy: pullPolicy},
+		XDSHost: host,
+		XDSPort: int32(port),
+	}, nil
+}

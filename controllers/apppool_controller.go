@@ -1,0 +1,103 @@
+package controllers
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/apply"
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/render/nginx"
+)
+
+// AppPoolReconciler turns an AppPool into its nginx workers: a Deployment, its
+// nginx.conf ConfigMap, a Service and a PodDisruptionBudget.
+type AppPoolReconciler struct {
+	client.Client
+	Platform model.Platform
+	Recorder events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=webfarm.dev,resources=apppools,verbs=get;list;watch
+// +kubebuilder:rbac:groups=webfarm.dev,resources=apppools/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=webfarm.dev,resources=apppools/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one AppPool's children to the desired state and reports it.
+func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	pool := &v1.AppPool{}
+	if err := r.Get(ctx, req.NamespacedName, pool); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := pool.DeepCopy()
+
+	deployment, err := r.applyChildren(ctx, pool)
+	var v verdict
+	switch {
+	case err != nil:
+		v = verdict{Reason: v1.ReasonApplyFailed, Message: err.Error()}
+	default:
+		v = deploymentVerdict("workers", deployment)
+		desired, ready, _ := replicaCounts(deployment)
+		pool.Status.ObservedGeneration = pool.Generation
+		pool.Status.Replicas, pool.Status.ReadyReplicas = desired, ready
+		pool.Status.Ready = readyCount(ready, desired)
+		pool.Status.Phase = poolPhase(desired, ready)
+	}
+	setConditions(&pool.Status.Conditions, pool.Generation, v)
+	if reasonChanged(before.Status.Conditions, pool.Status.Conditions, v1.ConditionReady) && v.Reason == v1.ReasonApplyFailed {
+		r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, v.Reason, "Apply", "%s", v.Message)
+	}
+	if statusErr := patchStatus(ctx, r.Client, before, pool, func(p *v1.AppPool) any { return p.Status }); statusErr != nil {
+		return ctrl.Result{}, statusErr
+	}
+	return ctrl.Result{}, err
+}
+
+// applyChildren renders the pool and applies its children; it returns the live
+// Deployment for status.
+func (r *AppPoolReconciler) applyChildren(ctx context.Context, pool *v1.AppPool) (*appsv1.Deployment, error) {
+	m, err := model.ResolvePool(pool, r.Platform)
+	if err != nil {
+		return nil, err
+	}
+	conf, err := nginx.PoolConfig(m)
+	if err != nil {
+		return nil, err
+	}
+	objs := k8s.Pool(m, conf)
+	if _, err := apply.Apply(ctx, r.Client, &corev1.ConfigMap{}, objs.ConfigMap, corev1ac.ExtractConfigMap); err != nil {
+		return nil, err
+	}
+	if _, err := apply.Apply(ctx, r.Client, &corev1.Service{}, objs.Service, corev1ac.ExtractService); err != nil {
+		return nil, err
+	}
+	if _, err := apply.Apply(ctx, r.Client, &policyv1.PodDisruptionBudget{}, objs.PodDisruptionBudget, policyv1ac.ExtractPodDisruptionBudget); err != nil {
+		return nil, err
+	}
+	return applyDeployment(ctx, r.Client, objs.Deployment)
+}
+
+// SetupWithManager watches AppPools and the children they own.
+func (r *AppPoolReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOptions) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1.AppPool{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.Service{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		WithOptions(opts.controller()).
+		Complete(r)
+}

@@ -1,0 +1,215 @@
+package controllers
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/apply"
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/render/nginx"
+)
+
+// CachePolicyReconciler runs a cache tier for each CachePolicy that routes use:
+// an nginx cache Deployment, its nginx.conf ConfigMap and a Service. A policy
+// no route names has no cache tier.
+type CachePolicyReconciler struct {
+	client.Client
+	Platform model.Platform
+	Recorder events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=webfarm.dev,resources=cachepolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=webfarm.dev,resources=cachepolicies/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=webfarm.dev,resources=cachepolicies/finalizers,verbs=update
+
+// Reconcile brings one CachePolicy's cache tier to the desired state and reports it.
+func (r *CachePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	policy := &v1.CachePolicy{}
+	if err := r.Get(ctx, req.NamespacedName, policy); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := policy.DeepCopy()
+
+	pools, err := r.poolsBehind(ctx, policy)
+	var v verdict
+	switch {
+	case err != nil:
+		v = verdict{Reason: v1.ReasonApplyFailed, Message: err.Error()}
+	case len(pools) == 0:
+		err = r.removeCacheTier(ctx, policy)
+		v = verdict{Reason: v1.ReasonNotReferenced, Message: "no route names this policy, so it runs no cache tier"}
+		policy.Status.Ready = ""
+	default:
+		var cache *appsv1.Deployment
+		var unresolved []string
+		cache, unresolved, err = r.applyCacheTier(ctx, policy, pools)
+		if err != nil {
+			v = verdict{Reason: v1.ReasonApplyFailed, Message: err.Error()}
+			break
+		}
+		v = deploymentVerdict("cache", cache)
+		if len(unresolved) > 0 && v.Ready {
+			v = verdict{Ready: true, Degraded: true, Reason: v1.ReasonPoolsNotReady,
+				Message: "no Service yet for pools " + strings.Join(unresolved, ", ") + "; their cached routes answer 421"}
+		}
+		desired, ready, _ := replicaCounts(cache)
+		policy.Status.Ready = readyCount(ready, desired)
+	}
+	if err == nil {
+		policy.Status.ObservedGeneration = policy.Generation
+	}
+	policy.Status.Pools = pools
+	setConditions(&policy.Status.Conditions, policy.Generation, v)
+	if reasonChanged(before.Status.Conditions, policy.Status.Conditions, v1.ConditionReady) && v.Reason == v1.ReasonApplyFailed {
+		r.Recorder.Eventf(policy, nil, corev1.EventTypeWarning, v.Reason, "Apply", "%s", v.Message)
+	}
+	if statusErr := patchStatus(ctx, r.Client, before, policy, func(p *v1.CachePolicy) any { return p.Status }); statusErr != nil {
+		return ctrl.Result{}, statusErr
+	}
+	return ctrl.Result{}, err
+}
+
+// poolsBehind lists, sorted, the pools of every route in the namespace that
+// names the policy.
+func (r *CachePolicyReconciler) poolsBehind(ctx context.Context, policy *v1.CachePolicy) ([]string, error) {
+	var farms v1.WebFarmList
+	if err := r.List(ctx, &farms, client.InNamespace(policy.Namespace), client.MatchingFields{indexFarmPolicies: policy.Name}); err != nil {
+		return nil, err
+	}
+	var pools []string
+	for _, f := range farms.Items {
+		for _, s := range f.Spec.Sites {
+			for _, rt := range s.Routes {
+				if string(rt.CachePolicy) == policy.Name {
+					pools = append(pools, string(rt.AppPool))
+				}
+			}
+		}
+	}
+	slices.Sort(pools)
+	return slices.Compact(pools), nil
+}
+
+// applyCacheTier resolves the pools' Service addresses, renders and applies the
+// cache tier. It returns the pools whose Service has no address yet.
+func (r *CachePolicyReconciler) applyCacheTier(ctx context.Context, policy *v1.CachePolicy, pools []string) (*appsv1.Deployment, []string, error) {
+	var upstreams []model.Upstream
+	var unresolved []string
+	for _, pool := range pools {
+		svc := &corev1.Service{}
+		err := r.Get(ctx, client.ObjectKey{Namespace: policy.Namespace, Name: k8s.PoolName(pool)}, svc)
+		switch {
+		case apierrors.IsNotFound(err) || (err == nil && (svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone)):
+			unresolved = append(unresolved, pool)
+		case err != nil:
+			return nil, nil, err
+		default:
+			upstreams = append(upstreams, model.Upstream{Pool: pool, Address: svc.Spec.ClusterIP, Port: 80})
+		}
+	}
+	m, err := model.ResolveCache(policy, upstreams, r.Platform)
+	if err != nil {
+		return nil, nil, err
+	}
+	conf, err := nginx.CacheConfig(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	objs := k8s.Cache(m, conf)
+	if _, err := apply.Apply(ctx, r.Client, &corev1.ConfigMap{}, objs.ConfigMap, corev1ac.ExtractConfigMap); err != nil {
+		return nil, nil, err
+	}
+	if _, err := apply.Apply(ctx, r.Client, &corev1.Service{}, objs.Service, corev1ac.ExtractService); err != nil {
+		return nil, nil, err
+	}
+	dep, err := applyDeployment(ctx, r.Client, objs.Deployment)
+	return dep, unresolved, err
+}
+
+// removeCacheTier deletes the cache tier of a policy that no route uses any more.
+func (r *CachePolicyReconciler) removeCacheTier(ctx context.Context, policy *v1.CachePolicy) error {
+	name := k8s.CacheName(policy.Name)
+	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ConfigMap{}} {
+		err := r.Get(ctx, client.ObjectKey{Namespace: policy.Namespace, Name: name}, obj)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if owner := metav1.GetControllerOf(obj); owner == nil || owner.UID != policy.UID {
+			continue // not ours: leave it alone
+		}
+		if _, err := apply.Delete(ctx, r.Client, obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetupWithManager watches CachePolicies, their children, the farms whose
+// routes name them, and the Services of the pools behind them.
+func (r *CachePolicyReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOptions) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1.CachePolicy{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.Service{}).
+		Watches(&v1.WebFarm{}, handler.EnqueueRequestsFromMapFunc(policiesOfFarm)).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.policiesInFrontOfPoolService)).
+		WithOptions(opts.controller()).
+		Complete(r)
+}
+
+// policiesOfFarm maps a farm to the policies its routes name (on an update the
+// old and the new farm are both mapped, so a dropped reference is seen too).
+func policiesOfFarm(_ context.Context, o client.Object) []reconcile.Request {
+	names := referencedNames(o.(*v1.WebFarm), func(r v1.Route) v1.ObjectName { return r.CachePolicy })
+	reqs := make([]reconcile.Request, len(names))
+	for i, n := range names {
+		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: n}}
+	}
+	return reqs
+}
+
+// policiesInFrontOfPoolService maps a pool's Service to the policies of the
+// routes to that pool: their cache tiers proxy to its address.
+func (r *CachePolicyReconciler) policiesInFrontOfPoolService(ctx context.Context, o client.Object) []reconcile.Request {
+	labels := o.GetLabels()
+	if labels[k8s.LabelComponent] != "pool" {
+		return nil
+	}
+	pool := labels[k8s.LabelInstance]
+	var farms v1.WebFarmList
+	if err := r.List(ctx, &farms, client.InNamespace(o.GetNamespace()), client.MatchingFields{indexFarmPools: pool}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing farms", "pool", pool)
+		return nil
+	}
+	seen := map[string]bool{}
+	var reqs []reconcile.Request
+	for _, f := range farms.Items {
+		for _, s := range f.Spec.Sites {
+			for _, rt := range s.Routes {
+				if string(rt.AppPool) == pool && rt.CachePolicy != "" && !seen[string(rt.CachePolicy)] {
+					seen[string(rt.CachePolicy)] = true
+					reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: string(rt.CachePolicy)}})
+				}
+			}
+		}
+	}
+	return reqs
+}

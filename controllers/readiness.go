@@ -1,0 +1,82 @@
+package controllers
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+)
+
+// Small pure policies that decide readiness from observed state. Each returns
+// a verdict with a reason and a message a person can act on.
+
+// verdict is the outcome of a readiness policy.
+type verdict struct {
+	Ready   bool
+	Reason  string
+	Message string
+	// Degraded: serving, but with less than was asked.
+	Degraded bool
+}
+
+// replicaCounts reads a Deployment's progress; a Deployment whose controller
+// has not seen the latest spec yet counts as not ready.
+func replicaCounts(d *appsv1.Deployment) (desired, ready int32, current bool) {
+	desired = 1
+	if d.Spec.Replicas != nil {
+		desired = *d.Spec.Replicas
+	}
+	current = d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas >= desired
+	return desired, d.Status.ReadyReplicas, current
+}
+
+// deploymentVerdict decides whether a workload serves.
+func deploymentVerdict(what string, d *appsv1.Deployment) verdict {
+	desired, ready, current := replicaCounts(d)
+	switch {
+	case desired == 0:
+		return verdict{Ready: false, Reason: v1.ReasonProgressing, Message: what + " is scaled to zero"}
+	case ready == 0:
+		return verdict{Reason: v1.ReasonProgressing, Message: fmt.Sprintf("%s: 0/%d replicas ready", what, desired)}
+	case ready < desired || !current:
+		return verdict{Ready: true, Reason: v1.ReasonReplicasMissing, Degraded: true,
+			Message: fmt.Sprintf("%s: %d/%d replicas ready and up to date", what, ready, desired)}
+	default:
+		return verdict{Ready: true, Reason: v1.ReasonAvailable, Message: fmt.Sprintf("%s: %d/%d replicas ready", what, ready, desired)}
+	}
+}
+
+// poolPhase names where a pool stands from its workers' counts.
+func poolPhase(desired, ready int32) v1.PoolPhase {
+	switch {
+	case desired == 0:
+		return v1.PoolIdle
+	case ready == 0:
+		return v1.PoolPending
+	case ready < desired:
+		return v1.PoolDegraded
+	default:
+		return v1.PoolRunning
+	}
+}
+
+// setConditions writes Ready and Degraded from a verdict. meta.SetStatusCondition
+// keeps lastTransitionTime when the status does not change, so an unchanged
+// verdict leaves the status unchanged and no write follows.
+func setConditions(conds *[]metav1.Condition, generation int64, v verdict) {
+	ready := metav1.ConditionFalse
+	if v.Ready {
+		ready = metav1.ConditionTrue
+	}
+	setCondition(conds, metav1.Condition{Type: v1.ConditionReady, Status: ready, Reason: v.Reason, Message: v.Message, ObservedGeneration: generation})
+	degraded := metav1.Condition{Type: v1.ConditionDegraded, Status: metav1.ConditionFalse, Reason: v1.ReasonAsExpected, Message: "", ObservedGeneration: generation}
+	if v.Degraded {
+		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, v.Reason, v.Message
+	}
+	setCondition(conds, degraded)
+}
+
+// readyCount is "ready/desired", as kubectl shows for Deployments.
+func readyCount(ready, desired int32) string { return fmt.Sprintf("%d/%d", ready, desired) }

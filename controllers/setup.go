@@ -1,0 +1,69 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/model"
+)
+
+// ControllerOptions tune every controller.
+type ControllerOptions struct {
+	// MaxConcurrentReconciles per controller; several farms, pools and
+	// policies converge in parallel.
+	MaxConcurrentReconciles int
+}
+
+func (o ControllerOptions) controller() controller.Options {
+	return controller.Options{MaxConcurrentReconciles: max(1, o.MaxConcurrentReconciles)}
+}
+
+// Field indexes on WebFarms, so that a pool or policy finds the farms that use it.
+const (
+	indexFarmPools    = "spec.appPools"
+	indexFarmPolicies = "spec.cachePolicies"
+)
+
+// SetupAll registers the field indexes and the three controllers with a manager.
+func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions) error {
+	ctx := context.Background()
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &v1.WebFarm{}, indexFarmPools, func(o client.Object) []string {
+		return referencedNames(o.(*v1.WebFarm), func(r v1.Route) v1.ObjectName { return r.AppPool })
+	}); err != nil {
+		return fmt.Errorf("indexing farms by pool: %w", err)
+	}
+	if err := idx.IndexField(ctx, &v1.WebFarm{}, indexFarmPolicies, func(o client.Object) []string {
+		return referencedNames(o.(*v1.WebFarm), func(r v1.Route) v1.ObjectName { return r.CachePolicy })
+	}); err != nil {
+		return fmt.Errorf("indexing farms by cache policy: %w", err)
+	}
+	recorder := mgr.GetEventRecorder("webfarm-operator")
+	if err := (&WebFarmReconciler{Client: mgr.GetClient(), Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {
+		return err
+	}
+	if err := (&AppPoolReconciler{Client: mgr.GetClient(), Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {
+		return err
+	}
+	return (&CachePolicyReconciler{Client: mgr.GetClient(), Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts)
+}
+
+// referencedNames lists the distinct non-empty names a farm's routes give.
+func referencedNames(f *v1.WebFarm, name func(v1.Route) v1.ObjectName) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range f.Spec.Sites {
+		for _, r := range s.Routes {
+			if n := string(name(r)); n != "" && !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}

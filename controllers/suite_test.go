@@ -1,0 +1,108 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"webfarm.dev/operator/controllers"
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/testutil"
+)
+
+// The suite shares one real API server and one running operator.
+var (
+	cfg       *rest.Config
+	k8sClient client.Client
+	// operatorClient is the running operator's client: it reads from the
+	// operator's cache.
+	operatorClient client.Client
+	platform  = model.Platform{
+		Images:  model.Images{Envoy: "localhost/webfarm-envoy:1.40.0", Nginx: "localhost/webfarm-nginx:1.22.1", PullPolicy: "IfNotPresent"},
+		XDSHost: "webfarm-operator-xds.webfarm-system.svc", XDSPort: 18000,
+	}
+	namespaceCounter atomic.Int32
+)
+
+const timeout = 20 * time.Second
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+	cp, err := testutil.StartControlPlane()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer cp.Stop()
+	cfg = cp.Config
+	k8sClient, err = client.New(cfg, client.Options{Scheme: testutil.Scheme()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  testutil.Scheme(),
+		Metrics: metricsserver.Options{BindAddress: "0"},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := controllers.SetupAll(mgr, platform, controllers.ControllerOptions{MaxConcurrentReconciles: 2}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	operatorClient = mgr.GetClient()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	code := m.Run()
+	cancel()
+	if err := <-done; err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+		return 1
+	}
+	return code
+}
+
+// zapLevel keeps the operator's logs quiet unless WEBFARM_TEST_LOG=debug.
+func zapLevel() zapcore.Level {
+	if os.Getenv("WEBFARM_TEST_LOG") == "debug" {
+		return zapcore.DebugLevel
+	}
+	return zapcore.ErrorLevel
+}
+
+// newNamespace creates a namespace for one test; pods in it must meet the
+// restricted Pod Security Standard, and the API server warns about workload
+// templates that would not.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: fmt.Sprintf("test-%d", namespaceCounter.Add(1)),
+		Labels: map[string]string{
+			"pod-security.kubernetes.io/enforce": "restricted",
+			"pod-security.kubernetes.io/warn":    "restricted",
+		},
+	}}
+	if err := k8sClient.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}

@@ -1,0 +1,210 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/apply"
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/internal/render/k8s"
+)
+
+// WebFarmReconciler turns a WebFarm into its Envoy frontend: a Deployment, its
+// bootstrap ConfigMap, a Service and a ServiceAccount.
+type WebFarmReconciler struct {
+	client.Client
+	Platform model.Platform
+	Recorder events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=webfarm.dev,resources=webfarms,verbs=get;list;watch
+// +kubebuilder:rbac:groups=webfarm.dev,resources=webfarms/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=webfarm.dev,resources=webfarms/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;patch;delete
+
+// Reconcile brings one WebFarm's frontend to the desired state and reports it.
+func (r *WebFarmReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	farm := &v1.WebFarm{}
+	if err := r.Get(ctx, req.NamespacedName, farm); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := farm.DeepCopy()
+
+	m, err := model.ResolveFarm(farm, r.Platform)
+	var v verdict
+	if err != nil {
+		v = verdict{Reason: v1.ReasonApplyFailed, Message: err.Error()}
+	} else {
+		var refs references
+		refs, err = r.lookUpReferences(ctx, m)
+		if err == nil {
+			var frontend *appsv1.Deployment
+			frontend, err = r.applyChildren(ctx, m)
+			v = farmVerdict(refs, frontend, err)
+			if err == nil {
+				desired, ready, _ := replicaCounts(frontend)
+				farm.Status.FrontendReplicas = readyCount(ready, desired)
+			}
+		}
+		farm.Status.HostCount = int32(m.HostCount())
+		farm.Status.PoolCount = int32(len(m.Pools))
+		farm.Status.Address = k8s.FrontendURL(m)
+	}
+	if err == nil {
+		farm.Status.ObservedGeneration = farm.Generation
+	}
+	setConditions(&farm.Status.Conditions, farm.Generation, v)
+	if reasonChanged(before.Status.Conditions, farm.Status.Conditions, v1.ConditionReady) &&
+		(v.Reason == v1.ReasonInvalidReference || v.Reason == v1.ReasonApplyFailed) {
+		r.Recorder.Eventf(farm, nil, corev1.EventTypeWarning, v.Reason, "Reconcile", "%s", v.Message)
+	}
+	if statusErr := patchStatus(ctx, r.Client, before, farm, func(f *v1.WebFarm) any { return f.Status }); statusErr != nil {
+		return ctrl.Result{}, statusErr
+	}
+	return ctrl.Result{}, err
+}
+
+// references is what the farm's routes point at.
+type references struct {
+	missingPools, missingPolicies, poolsNotReady []string
+}
+
+func (r *WebFarmReconciler) lookUpReferences(ctx context.Context, m model.Farm) (references, error) {
+	var refs references
+	for _, name := range m.Pools {
+		pool := &v1.AppPool{}
+		switch err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, pool); {
+		case apierrors.IsNotFound(err):
+			refs.missingPools = append(refs.missingPools, name)
+		case err != nil:
+			return refs, err
+		case !meta.IsStatusConditionTrue(pool.Status.Conditions, v1.ConditionReady):
+			refs.poolsNotReady = append(refs.poolsNotReady, name)
+		}
+	}
+	for _, name := range m.CachePolicies {
+		switch err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, &v1.CachePolicy{}); {
+		case apierrors.IsNotFound(err):
+			refs.missingPolicies = append(refs.missingPolicies, name)
+		case err != nil:
+			return refs, err
+		}
+	}
+	return refs, nil
+}
+
+// farmVerdict decides a farm's readiness: references first (a person must fix
+// those), then the frontend, then the pools behind it.
+func farmVerdict(refs references, frontend *appsv1.Deployment, applyErr error) verdict {
+	if applyErr != nil {
+		return verdict{Reason: v1.ReasonApplyFailed, Message: applyErr.Error()}
+	}
+	var missing []string
+	if len(refs.missingPools) > 0 {
+		missing = append(missing, "AppPool "+quoteAll(refs.missingPools))
+	}
+	if len(refs.missingPolicies) > 0 {
+		missing = append(missing, "CachePolicy "+quoteAll(refs.missingPolicies))
+	}
+	if len(missing) > 0 {
+		return verdict{Reason: v1.ReasonInvalidReference,
+			Message: "routes name objects that do not exist in the namespace: " + strings.Join(missing, "; ") + "; their routes answer 503"}
+	}
+	fv := deploymentVerdict("frontend", frontend)
+	if !fv.Ready {
+		return fv
+	}
+	if len(refs.poolsNotReady) > 0 {
+		return verdict{Reason: v1.ReasonPoolsNotReady, Message: "pools not ready: " + strings.Join(refs.poolsNotReady, ", ")}
+	}
+	return fv
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+func (r *WebFarmReconciler) applyChildren(ctx context.Context, m model.Farm) (*appsv1.Deployment, error) {
+	bootstrap, err := envoy.Bootstrap(m)
+	if err != nil {
+		return nil, err
+	}
+	objs := k8s.Frontend(m, bootstrap)
+	if _, err := apply.Apply(ctx, r.Client, &corev1.ServiceAccount{}, objs.ServiceAccount, corev1ac.ExtractServiceAccount); err != nil {
+		return nil, err
+	}
+	if _, err := apply.Apply(ctx, r.Client, &corev1.ConfigMap{}, objs.ConfigMap, corev1ac.ExtractConfigMap); err != nil {
+		return nil, err
+	}
+	if _, err := apply.Apply(ctx, r.Client, &corev1.Service{}, objs.Service, corev1ac.ExtractService); err != nil {
+		return nil, err
+	}
+	return applyDeployment(ctx, r.Client, objs.Deployment)
+}
+
+// applyDeployment applies a Deployment and returns what to judge its readiness
+// by: the live object, or right after a write, the live status against the new
+// spec (a generation the Deployment controller has not yet acted on).
+func applyDeployment(ctx context.Context, c client.Client, desired *appsv1ac.DeploymentApplyConfiguration) (*appsv1.Deployment, error) {
+	live := &appsv1.Deployment{}
+	wrote, err := apply.Apply(ctx, c, live, desired, appsv1ac.ExtractDeployment)
+	if err != nil || !wrote {
+		return live, err
+	}
+	next := live.DeepCopy()
+	next.Generation++
+	if desired.Spec != nil && desired.Spec.Replicas != nil {
+		next.Spec.Replicas = desired.Spec.Replicas
+	}
+	return next, nil
+}
+
+// SetupWithManager watches WebFarms, their children, and the pools and cache
+// policies their routes name.
+func (r *WebFarmReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOptions) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1.WebFarm{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.ServiceAccount{}).
+		Watches(&v1.AppPool{}, handler.EnqueueRequestsFromMapFunc(r.farmsUsing(indexFarmPools))).
+		Watches(&v1.CachePolicy{}, handler.EnqueueRequestsFromMapFunc(r.farmsUsing(indexFarmPolicies))).
+		WithOptions(opts.controller()).
+		Complete(r)
+}
+
+// farmsUsing maps a pool or policy to the farms in its namespace whose routes name it.
+func (r *WebFarmReconciler) farmsUsing(index string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		var farms v1.WebFarmList
+		if err := r.List(ctx, &farms, client.InNamespace(o.GetNamespace()), client.MatchingFields{index: o.GetName()}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing farms", "index", index, "name", o.GetName())
+			return nil
+		}
+		reqs := make([]reconcile.Request, len(farms.Items))
+		for i, f := range farms.Items {
+			reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&f)}
+		}
+		return reqs
+	}
+}

@@ -1,0 +1,146 @@
+package k8s_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	"k8s.io/pod-security-admission/api"
+	"k8s.io/pod-security-admission/policy"
+	"sigs.k8s.io/yaml"
+
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/testutil"
+)
+
+var platform = model.Platform{
+	Images:  model.Images{Envoy: "localhost/webfarm-envoy:1.40.0", Nginx: "localhost/webfarm-nginx:1.22.1", PullPolicy: "IfNotPresent"},
+	XDSHost: "webfarm-operator-xds.webfarm-system.svc", XDSPort: 18000,
+}
+
+func int32p(v int32) *int32 { return &v }
+
+func farm() model.Farm {
+	return model.Farm{
+		Name: "shop", Namespace: "web", UID: "farm-uid", Platform: platform,
+		Frontend: model.Frontend{Replicas: 2, ServiceType: "NodePort", Port: 80, NodePort: 30080, CPUMilli: 500, MemoryBytes: 256 << 20},
+	}
+}
+
+func pool() model.Pool {
+	return model.Pool{
+		Name: "catalog", Namespace: "web", UID: "pool-uid", Platform: platform, Replicas: int32p(3),
+		CPUMilli: 500, MemoryBytes: 128 << 20, MaxConcurrentRequests: 100, QueueLength: 1000,
+		Content: model.Content{Source: model.ContentImage, Name: "registry.example.com/catalog-content:7", ImagePath: "/content"},
+		App:     &model.App{Image: "registry.example.com/catalog:2.1", Port: 3000, Args: []string{"--workers=4"}, Env: []model.EnvVar{{Name: "MODE", Value: "production"}}},
+		Health:  model.HealthCheck{Path: "/health", Interval: 30 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 3},
+	}
+}
+
+func cache() model.Cache {
+	return model.Cache{
+		Name: "static", Namespace: "web", UID: "cache-uid", Platform: platform,
+		FrequentHitThreshold: 2, ObjectTTL: 30 * time.Second, MemorySizeBytes: 64 << 20, MaxObjectSizeBytes: 256 << 10,
+		Replicas: 2, CPUMilli: 250,
+	}
+}
+
+func toYAML(t *testing.T, objs ...any) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	for _, o := range objs {
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.WriteString("---\n")
+		out.Write(b)
+	}
+	return out.Bytes()
+}
+
+func TestObjects(t *testing.T) {
+	fe := k8s.Frontend(farm(), []byte("{}\n"))
+	p := k8s.Pool(pool(), "# nginx.conf\n")
+	c := k8s.Cache(cache(), "# nginx.conf\n")
+	tests := []struct {
+		name   string
+		golden string
+		objs   []any
+	}{
+		{"a farm gets an Envoy Deployment, its bootstrap, a Service and a ServiceAccount", "frontend.yaml", []any{fe.ServiceAccount, fe.ConfigMap, fe.Service, fe.Deployment}},
+		{"a pool gets nginx workers with its app, content, Service and disruption budget", "pool.yaml", []any{p.ConfigMap, p.Service, p.Deployment, p.PodDisruptionBudget}},
+		{"a cache policy gets nginx cache pods with in-memory storage", "cache.yaml", []any{c.ConfigMap, c.Service, c.Deployment}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			testutil.Golden(t, tt.golden, toYAML(t, tt.objs...))
+		})
+	}
+}
+
+func TestPodsMeetTheRestrictedPodSecurityStandard(t *testing.T) {
+	withConfigMap := pool()
+	withConfigMap.Content = model.Content{Source: model.ContentConfigMap, Name: "catalog-files"}
+	withConfigMap.App = nil
+	withClaim := pool()
+	withClaim.Content = model.Content{Source: model.ContentClaim, Name: "catalog-files"}
+
+	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		deployment *appsv1ac.DeploymentApplyConfiguration
+	}{
+		{"the Envoy frontend", k8s.Frontend(farm(), nil).Deployment},
+		{"a pool with image content and an app", k8s.Pool(pool(), "").Deployment},
+		{"a pool serving a ConfigMap", k8s.Pool(withConfigMap, "").Deployment},
+		{"a pool serving a volume claim", k8s.Pool(withClaim, "").Deployment},
+		{"a cache tier", k8s.Cache(cache(), "").Deployment},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" is restricted", func(t *testing.T) {
+			var d appsv1.Deployment
+			raw, err := json.Marshal(tt.deployment)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(raw, &d); err != nil {
+				t.Fatal(err)
+			}
+			results := evaluator.EvaluatePod(api.LevelVersion{Level: api.LevelRestricted, Version: api.LatestVersion()},
+				&d.Spec.Template.ObjectMeta, &d.Spec.Template.Spec)
+			for _, r := range results {
+				if !r.Allowed {
+					t.Errorf("violates restricted: %s: %s", r.ForbiddenReason, r.ForbiddenDetail)
+				}
+			}
+		})
+	}
+}
+
+func TestAConfigChangeChangesThePodTemplateHash(t *testing.T) {
+	a := k8s.Pool(pool(), "worker_processes 1;").Deployment.Spec.Template.Annotations[k8s.ConfigHashKey]
+	b := k8s.Pool(pool(), "worker_processes 2;").Deployment.Spec.Template.Annotations[k8s.ConfigHashKey]
+	again := k8s.Pool(pool(), "worker_processes 1;").Deployment.Spec.Template.Annotations[k8s.ConfigHashKey]
+	if a == b {
+		t.Error("two different configs gave the same pod template hash: a config change would not roll the pods")
+	}
+	if a != again {
+		t.Error("the same config gave two hashes: pods would roll for nothing")
+	}
+}
+
+func TestAnAutoscaledPoolLeavesReplicasToTheAutoscaler(t *testing.T) {
+	p := pool()
+	p.Replicas = nil
+	if r := k8s.Pool(p, "").Deployment.Spec.Replicas; r != nil {
+		t.Errorf("replicas = %d, want unset so that the autoscaler owns the field", *r)
+	}
+}

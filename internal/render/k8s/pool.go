@@ -1,0 +1,142 @@
+package k8s
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
+
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/nginx"
+)
+
+// NginxConfigKey is the ConfigMap key holding nginx.conf.
+const NginxConfigKey = nginx.ConfigFile
+
+// PoolObjects are the children of an AppPool.
+type PoolObjects struct {
+	ConfigMap           *corev1ac.ConfigMapApplyConfiguration
+	Service             *corev1ac.ServiceApplyConfiguration
+	Deployment          *appsv1ac.DeploymentApplyConfiguration
+	PodDisruptionBudget *policyv1ac.PodDisruptionBudgetApplyConfiguration
+}
+
+// Pool builds an AppPool's workers around their rendered nginx.conf.
+func Pool(p model.Pool, nginxConf string) PoolObjects {
+	name := PoolName(p.Name)
+	owner := Owner{Kind: "AppPool", Name: p.Name, UID: p.UID}
+
+	cm := objectMeta(corev1ac.ConfigMap(name, p.Namespace), componentPool, p.Name, owner).
+		WithData(map[string]string{NginxConfigKey: nginxConf})
+
+	svc := objectMeta(corev1ac.Service(name, p.Namespace), componentPool, p.Name, owner).
+		WithSpec(corev1ac.ServiceSpec().
+			WithType(corev1.ServiceTypeClusterIP).
+			WithSelector(SelectorLabels(componentPool, p.Name)).
+			WithPorts(corev1ac.ServicePort().WithName("http").WithPort(80).WithProtocol(corev1.ProtocolTCP).
+				WithTargetPort(intstr.FromString("http"))))
+
+	nginxCPU, nginxMemory := p.CPUMilli, p.MemoryBytes
+	if p.App != nil {
+		// The app does the work; nginx serves files and proxies.
+		nginxCPU, nginxMemory = max(50, p.CPUMilli/4), 64<<20
+	}
+	worker := nginxContainer(p.Platform.Images, nginxCPU, nginxMemory).
+		WithReadinessProbe(httpProbe(p.Health.Path, "http", p.Health.Interval, p.Health.Timeout, p.Health.FailureThreshold)).
+		WithLifecycle(corev1ac.Lifecycle().WithPreStop(corev1ac.LifecycleHandler().
+			WithSleep(corev1ac.SleepAction().WithSeconds(drainSeconds))))
+	volumes := []*corev1ac.VolumeApplyConfiguration{configMapVolume(name), tmpVolumeSource()}
+	spec := corev1ac.PodSpec()
+
+	switch p.Content.Source {
+	case model.ContentConfigMap:
+		volumes = append(volumes, corev1ac.Volume().WithName(contentVolume).
+			WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(p.Content.Name)))
+	case model.ContentClaim:
+		volumes = append(volumes, corev1ac.Volume().WithName(contentVolume).
+			WithPersistentVolumeClaim(corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(p.Content.Name).WithReadOnly(true)))
+	case model.ContentImage:
+		volumes = append(volumes, corev1ac.Volume().WithName(contentVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()))
+		spec = spec.WithInitContainers(corev1ac.Container().WithName("content").
+			WithImage(p.Content.Name).WithImagePullPolicy(corev1.PullPolicy(p.Platform.Images.PullPolicy)).
+			WithCommand("cp", "-R", p.Content.ImagePath+"/.", nginx.ContentDir+"/").
+			WithResources(resources(100, 64<<20)).
+			WithSecurityContext(restrictedContainer()).
+			WithVolumeMounts(corev1ac.VolumeMount().WithName(contentVolume).WithMountPath(nginx.ContentDir)))
+	}
+	if p.Content.Source != model.ContentNone {
+		worker = worker.WithVolumeMounts(corev1ac.VolumeMount().WithName(contentVolume).WithMountPath(nginx.ContentDir).WithReadOnly(true))
+	}
+	containers := []*corev1ac.ContainerApplyConfiguration{worker}
+	if a := p.App; a != nil {
+		app := corev1ac.Container().WithName("app").
+			WithImage(a.Image).WithImagePullPolicy(corev1.PullPolicy(p.Platform.Images.PullPolicy)).
+			WithPorts(containerPort("app", a.Port)).
+			WithResources(resources(p.CPUMilli, p.MemoryBytes)).
+			WithSecurityContext(restrictedContainer()).
+			WithVolumeMounts(corev1ac.VolumeMount().WithName(tmpVolume).WithMountPath("/tmp"))
+		if len(a.Args) > 0 {
+			app = app.WithArgs(a.Args...)
+		}
+		for _, e := range a.Env {
+			app = app.WithEnv(corev1ac.EnvVar().WithName(e.Name).WithValue(e.Value))
+		}
+		containers = append(containers, app)
+	}
+
+	template := corev1ac.PodTemplateSpec().
+		WithLabels(objectLabels(componentPool, p.Name)).
+		WithAnnotations(map[string]string{ConfigHashKey: ConfigHash(nginxConf)}).
+		WithSpec(spec.
+			WithAutomountServiceAccountToken(false).
+			WithEnableServiceLinks(false).
+			WithTerminationGracePeriodSeconds(gracePeriodSecs).
+			WithSecurityContext(restrictedPod()).
+			WithContainers(containers...).
+			WithVolumes(volumes...))
+
+	depSpec := appsv1ac.DeploymentSpec().
+		WithSelector(selector(componentPool, p.Name)).
+		WithStrategy(noDowntimeRollout()).
+		WithTemplate(template)
+	if p.Replicas != nil {
+		depSpec = depSpec.WithReplicas(*p.Replicas)
+	}
+	dep := objectMeta(appsv1ac.Deployment(name, p.Namespace), componentPool, p.Name, owner).WithSpec(depSpec)
+
+	pdb := objectMeta(policyv1ac.PodDisruptionBudget(name, p.Namespace), componentPool, p.Name, owner).
+		WithSpec(policyv1ac.PodDisruptionBudgetSpec().
+			WithMaxUnavailable(intstr.FromInt32(1)).
+			WithSelector(selector(componentPool, p.Name)))
+	return PoolObjects{ConfigMap: cm, Service: svc, Deployment: dep, PodDisruptionBudget: pdb}
+}
+
+// nginxContainer is the nginx of a pool worker or a cache tier.
+func nginxContainer(images model.Images, cpuMilli, memoryBytes int64) *corev1ac.ContainerApplyConfiguration {
+	return corev1ac.Container().WithName("nginx").
+		WithImage(images.Nginx).WithImagePullPolicy(corev1.PullPolicy(images.PullPolicy)).
+		WithCommand("nginx", "-c", nginx.ConfigDir+"/"+nginx.ConfigFile).
+		WithPorts(containerPort("http", nginx.HTTPPort), containerPort("status", nginx.StatusPort)).
+		WithLivenessProbe(httpProbe("/healthz", "status", 10*time.Second, 2*time.Second, 3)).
+		WithResources(resources(cpuMilli, memoryBytes)).
+		WithSecurityContext(restrictedContainer()).
+		WithVolumeMounts(
+			corev1ac.VolumeMount().WithName(configVolume).WithMountPath(nginx.ConfigDir).WithReadOnly(true),
+			corev1ac.VolumeMount().WithName(tmpVolume).WithMountPath(nginx.TmpDir),
+		)
+}
+
+func selector(component, instance string) *metav1ac.LabelSelectorApplyConfiguration {
+	return metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(component, instance))
+}
+
+// noDowntimeRollout starts a new pod before stopping an old one.
+func noDowntimeRollout() *appsv1ac.DeploymentStrategyApplyConfiguration {
+	return appsv1ac.DeploymentStrategy().WithType("RollingUpdate").
+		WithRollingUpdate(appsv1ac.RollingUpdateDeployment().
+			WithMaxUnavailable(intstr.FromInt32(0)).WithMaxSurge(intstr.FromInt32(1)))
+}
