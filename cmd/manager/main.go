@@ -33,6 +33,8 @@ func main() {
 		leaderElectionNamespace            string
 		envoyImage, nginxImage, pullPolicy string
 		concurrency                        int
+		apiQPS                             float64
+		apiBurst                           int
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (\"0\" turns it off)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
@@ -43,6 +45,8 @@ func main() {
 	flag.StringVar(&pullPolicy, "image-pull-policy", "IfNotPresent", "pull policy of every generated container")
 	flag.StringVar(&xdsAddress, "xds-address", "webfarm-operator-xds.webfarm-system.svc:18000", "host:port where Envoy frontends reach the operator's xDS server")
 	flag.IntVar(&concurrency, "concurrency", 4, "reconciles in parallel per kind")
+	flag.Float64Var(&apiQPS, "kube-api-qps", 50, "API requests per second the operator may send (sustained)")
+	flag.IntVar(&apiBurst, "kube-api-burst", 100, "API requests the operator may send in a burst")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -54,7 +58,9 @@ func main() {
 		log.Error(err, "invalid flags")
 		os.Exit(2)
 	}
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	restConfig := ctrl.GetConfigOrDie()
+	restConfig.QPS, restConfig.Burst = float32(apiQPS), apiBurst
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                  scheme.New(),
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:  probeAddr,
