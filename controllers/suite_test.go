@@ -29,7 +29,7 @@ var (
 	// operatorClient is the running operator's client: it reads from the
 	// operator's cache.
 	operatorClient client.Client
-	platform  = model.Platform{
+	platform       = model.Platform{
 		Images:  model.Images{Envoy: "localhost/webfarm-envoy:1.40.0", Nginx: "localhost/webfarm-nginx:1.22.1", PullPolicy: "IfNotPresent"},
 		XDSHost: "webfarm-operator-xds.webfarm-system.svc", XDSPort: 18000,
 	}

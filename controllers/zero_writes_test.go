@@ -68,7 +68,8 @@ func (noWatch) Watch(context.Context, client.ObjectList, ...client.ListOption) (
 // discard is an event recorder that drops events (they are not under test here).
 type discard struct{}
 
-func (discard) Eventf(runtime.Object, runtime.Object, string, string, string, string, ...interface{}) {}
+func (discard) Eventf(runtime.Object, runtime.Object, string, string, string, string, ...interface{}) {
+}
 
 var _ events.EventRecorder = discard{}
 
