@@ -9,6 +9,7 @@ export KUBEBUILDER_ASSETS := $(BIN)/k8s
 # The real nginx and Envoy that the golden-config tests run.
 export WEBFARM_NGINX := $(BIN)/nginx
 export WEBFARM_ENVOY := $(BIN)/envoy
+export WEBFARM_KUBECTL := $(BIN)/kubectl
 
 ##@ General
 

@@ -28,11 +28,11 @@ type AppPoolReconciler struct {
 }
 
 // +kubebuilder:rbac:groups=webfarm.dev,resources=apppools,verbs=get;list;watch
-// +kubebuilder:rbac:groups=webfarm.dev,resources=apppools/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=webfarm.dev,resources=apppools/status,verbs=patch
 // +kubebuilder:rbac:groups=webfarm.dev,resources=apppools/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one AppPool's children to the desired state and reports it.

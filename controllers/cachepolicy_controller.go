@@ -33,8 +33,10 @@ type CachePolicyReconciler struct {
 }
 
 // +kubebuilder:rbac:groups=webfarm.dev,resources=cachepolicies,verbs=get;list;watch
-// +kubebuilder:rbac:groups=webfarm.dev,resources=cachepolicies/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=webfarm.dev,resources=cachepolicies/status,verbs=patch
 // +kubebuilder:rbac:groups=webfarm.dev,resources=cachepolicies/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=delete
+// +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=delete
 
 // Reconcile brings one CachePolicy's cache tier to the desired state and reports it.
 func (r *CachePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {

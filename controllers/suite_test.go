@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,6 +35,8 @@ var (
 		XDSHost: "webfarm-operator-xds.webfarm-system.svc", XDSPort: 18000,
 	}
 	namespaceCounter atomic.Int32
+	// kubeconfigPath lets the real kubectl reach the test control plane.
+	kubeconfigPath string
 )
 
 const timeout = 20 * time.Second
@@ -51,6 +54,22 @@ func run(m *testing.M) int {
 	}
 	defer cp.Stop()
 	cfg = cp.Config
+	kubeconfig, err := cp.KubeConfig()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "webfarm-controllers-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	kubeconfigPath = filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	k8sClient, err = client.New(cfg, client.Options{Scheme: testutil.Scheme()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

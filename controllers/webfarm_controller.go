@@ -33,9 +33,9 @@ type WebFarmReconciler struct {
 }
 
 // +kubebuilder:rbac:groups=webfarm.dev,resources=webfarms,verbs=get;list;watch
-// +kubebuilder:rbac:groups=webfarm.dev,resources=webfarms/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=webfarm.dev,resources=webfarms/status,verbs=patch
 // +kubebuilder:rbac:groups=webfarm.dev,resources=webfarms/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;patch
 
 // Reconcile brings one WebFarm's frontend to the desired state and reports it.
 func (r *WebFarmReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {

@@ -43,5 +43,15 @@ func StartControlPlane() (*ControlPlane, error) {
 	return &ControlPlane{env: env, Config: cfg}, nil
 }
 
+// KubeConfig returns a kubeconfig of a cluster administrator, for kubectl and
+// for the operator run as its own process.
+func (c *ControlPlane) KubeConfig() ([]byte, error) {
+	user, err := c.env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return user.KubeConfig()
+}
+
 // Stop stops the control plane.
 func (c *ControlPlane) Stop() error { return c.env.Stop() }
