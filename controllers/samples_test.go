@@ -93,4 +93,3 @@ func errorsJoin(errs ...error) error {
 	}
 	return fmt.Errorf("%s", strings.Join(msgs, "; "))
 }
-
