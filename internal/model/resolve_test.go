@@ -1,0 +1,133 @@
+package model_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/model"
+)
+
+func TestResolveFarmSortsSitesHostsAndRoutesLongestPrefixFirst(t *testing.T) {
+	f := &v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}, Spec: v1.WebFarmSpec{Sites: []v1.Site{
+		{Name: "shop", Hosts: []v1.Hostname{"www.shop.example", "shop.example"}, Routes: []v1.Route{
+			{PathPrefix: "/", AppPool: "shop"},
+			{PathPrefix: "/static/img", AppPool: "img", CachePolicy: "static"},
+			{PathPrefix: "/static", AppPool: "img", CachePolicy: "static"},
+		}},
+		{Name: "blog", Hosts: []v1.Hostname{"blog.example"}, Routes: []v1.Route{{AppPool: "blog"}}},
+	}}}
+	m, err := model.ResolveFarm(f, model.Platform{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{m.Sites[0].Name, m.Sites[1].Name}; !reflect.DeepEqual(got, []string{"blog", "shop"}) {
+		t.Errorf("sites %v, want sorted by name", got)
+	}
+	if got := m.Sites[1].Hosts; !reflect.DeepEqual(got, []string{"shop.example", "www.shop.example"}) {
+		t.Errorf("hosts %v, want sorted", got)
+	}
+	var prefixes []string
+	for _, r := range m.Sites[1].Routes {
+		prefixes = append(prefixes, r.PathPrefix)
+	}
+	if !reflect.DeepEqual(prefixes, []string{"/static/img", "/static", "/"}) {
+		t.Errorf("routes %v, want the longest prefix first", prefixes)
+	}
+	if m.Sites[0].Routes[0].PathPrefix != "/" {
+		t.Errorf("a route without a path prefix got %q, want /", m.Sites[0].Routes[0].PathPrefix)
+	}
+	if !reflect.DeepEqual(m.Pools, []string{"blog", "img", "shop"}) || !reflect.DeepEqual(m.CachePolicies, []string{"static"}) {
+		t.Errorf("pools %v policies %v", m.Pools, m.CachePolicies)
+	}
+	if m.HostCount() != 3 {
+		t.Errorf("HostCount() = %d, want 3", m.HostCount())
+	}
+}
+
+// Objects built in code skip the API server's defaulting; the model applies
+// the same IIS defaults so both paths render the same configs.
+func TestResolveAppliesTheIISDefaultsToEmptyFields(t *testing.T) {
+	pool, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{Content: &v1.Content{ConfigMap: &v1.ConfigMapContent{Name: "c"}}}}, model.Platform{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pool.QueueLength != 1000 || *pool.Replicas != 2 || pool.CPUMilli != 500 || pool.MaxConcurrentRequests != 100 ||
+		pool.Health.Interval != 30*time.Second || pool.Health.Path != "/" {
+		t.Errorf("pool defaults wrong: %+v", pool)
+	}
+	cache, err := model.ResolveCache(&v1.CachePolicy{}, nil, model.Platform{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cache.FrequentHitThreshold != 2 || cache.FrequentHitPeriod != 10*time.Second || cache.ObjectTTL != 30*time.Second ||
+		cache.MaxObjectSizeBytes != 256<<10 || cache.MemorySizeBytes != 64<<20 {
+		t.Errorf("cache defaults wrong: %+v", cache)
+	}
+	farm, err := model.ResolveFarm(&v1.WebFarm{}, model.Platform{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if farm.Frontend.Replicas != 2 || farm.Frontend.ConnectionTimeout != 120*time.Second || farm.Affinity.Type != "None" || farm.RejectWithReset {
+		t.Errorf("farm defaults wrong: %+v", farm)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	tests := []struct {
+		name    string
+		resolve func() error
+		wantErr string
+	}{
+		{"a cookie affinity without cookie settings gets the default cookie name", func() error {
+			m, err := model.ResolveFarm(&v1.WebFarm{Spec: v1.WebFarmSpec{SessionAffinity: v1.SessionAffinity{Type: v1.AffinityCookie}}}, model.Platform{})
+			if err == nil && m.Affinity.CookieName != v1.DefaultAffinityCookieName {
+				t.Errorf("cookie name %q", m.Affinity.CookieName)
+			}
+			return err
+		}, ""},
+		{"an autoscaled pool starts at its minimum", func() error {
+			m, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: &v1.AppContainer{Image: "a", Port: 3000},
+				Autoscaling: &v1.Autoscaling{MinReplicas: 3, MaxReplicas: 9}}}, model.Platform{})
+			if err == nil && ptr.Deref(m.Replicas, 0) != 3 {
+				t.Errorf("replicas %v, want 3", m.Replicas)
+			}
+			return err
+		}, ""},
+		{"a pool with neither content nor app is refused", func() error {
+			_, err := model.ResolvePool(&v1.AppPool{}, model.Platform{})
+			return err
+		}, "needs content, an app, or both"},
+		{"a duration the API server would refuse is reported, not rendered", func() error {
+			_, err := model.ResolveCache(&v1.CachePolicy{Spec: v1.CachePolicySpec{ObjectTTL: "soon"}}, nil, model.Platform{})
+			return err
+		}, `objectTTL: "soon" is not a duration`},
+		{"a pool Service address that is not an IP never reaches nginx", func() error {
+			_, err := model.ResolveCache(&v1.CachePolicy{}, []model.Upstream{{Pool: "a", Address: "10.0.0.1; evil", Port: 80}}, model.Platform{})
+			return err
+		}, "is not an IP address"},
+		{"upstreams are sorted by pool so the config is stable", func() error {
+			m, err := model.ResolveCache(&v1.CachePolicy{}, []model.Upstream{{Pool: "b", Address: "10.0.0.2", Port: 80}, {Pool: "a", Address: "10.0.0.1", Port: 80}}, model.Platform{})
+			if err == nil && (m.Upstreams[0].Pool != "a" || m.Upstreams[1].Pool != "b") {
+				t.Errorf("upstreams %v not sorted", m.Upstreams)
+			}
+			return err
+		}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.resolve()
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
