@@ -51,7 +51,6 @@ func TestTheSamplesApplyWithKubectlAndBecomeReady(t *testing.T) {
 
 	t.Run("kubectl get shows hosts, pools, phase and readiness", func(t *testing.T) {
 		got := kubectl(t, "get", "-n", ns, "webfarms,apppools,cachepolicies")
-		t.Log("\n" + got)
 		for _, want := range []string{
 			"HOSTS", "POOLS", "FRONTEND", "READY",
 			"contoso   3       2       2/2",
@@ -63,6 +62,18 @@ func TestTheSamplesApplyWithKubectlAndBecomeReady(t *testing.T) {
 			if !strings.Contains(got, want) {
 				t.Errorf("kubectl get lacks %q:\n%s", want, got)
 			}
+		}
+	})
+	t.Run("a singular kind name finds one object", func(t *testing.T) {
+		got := kubectl(t, "get", "-n", ns, "webfarm", "contoso", "-o", "name")
+		if strings.TrimSpace(got) != "webfarm.webfarm.dev/contoso" {
+			t.Errorf("kubectl get webfarm contoso printed %q", got)
+		}
+	})
+	t.Run("the category web lists all three kinds", func(t *testing.T) {
+		got := kubectl(t, "get", "-n", ns, "web", "-o", "name")
+		if strings.Count(got, "\n") != 4 {
+			t.Errorf("kubectl get web printed:\n%s", got)
 		}
 	})
 	t.Run("short names work", func(t *testing.T) {

@@ -162,7 +162,7 @@ type CachePolicyStatus struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=cp;cache,categories=webfarm
+// +kubebuilder:resource:shortName=cp;cache,categories=web
 // +kubebuilder:printcolumn:name="Threshold",type=integer,JSONPath=`.spec.frequentHitThreshold`
 // +kubebuilder:printcolumn:name="TTL",type=string,JSONPath=`.spec.objectTTL`
 // +kubebuilder:printcolumn:name="Memory",type=string,JSONPath=`.spec.memorySize`

@@ -309,7 +309,7 @@ type WebFarmStatus struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=wf;farm,categories=webfarm
+// +kubebuilder:resource:shortName=wf;farm,categories=web
 // +kubebuilder:printcolumn:name="Hosts",type=integer,JSONPath=`.status.hostCount`
 // +kubebuilder:printcolumn:name="Pools",type=integer,JSONPath=`.status.poolCount`
 // +kubebuilder:printcolumn:name="Frontend",type=string,JSONPath=`.status.frontendReplicas`
