@@ -516,7 +516,12 @@ type AppPool struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   AppPoolSpec   `json:"spec"`
+	// Spec is the desired state.
+	Spec AppPoolSpec `json:"spec"`
+
+	// Status is the observed state, written by the operator.
+	//
+	// +optional
 	Status AppPoolStatus `json:"status,omitempty"`
 }
 

@@ -177,9 +177,15 @@ type CachePolicy struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// Spec is the desired state.
+	//
 	// +optional
 	// +kubebuilder:default={}
-	Spec   CachePolicySpec   `json:"spec,omitzero"`
+	Spec CachePolicySpec `json:"spec,omitzero"`
+
+	// Status is the observed state, written by the operator.
+	//
+	// +optional
 	Status CachePolicyStatus `json:"status,omitempty"`
 }
 

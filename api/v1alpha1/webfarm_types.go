@@ -322,7 +322,12 @@ type WebFarm struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   WebFarmSpec   `json:"spec"`
+	// Spec is the desired state.
+	Spec WebFarmSpec `json:"spec"`
+
+	// Status is the observed state, written by the operator.
+	//
+	// +optional
 	Status WebFarmStatus `json:"status,omitempty"`
 }
 
