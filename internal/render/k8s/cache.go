@@ -5,7 +5,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
@@ -25,43 +24,23 @@ type CacheObjects struct {
 const cacheOverheadBytes = 64 << 20
 
 // Cache builds a cache tier around its rendered nginx.conf.
-func Cache(c model.Cache, nginxConf string) CacheObjects {
-	name := CacheName(c.Name)
-	owner := Owner{Kind: "CachePolicy", Name: c.Name, UID: c.UID}
+func Cache(cache model.Cache, nginxConf string) CacheObjects {
+	name := CacheName(cache.Name)
+	owner := Owner{Kind: "CachePolicy", Name: cache.Name, UID: cache.UID}
 
-	cm := objectMeta(corev1ac.ConfigMap(name, c.Namespace), componentCache, c.Name, owner).
-		WithData(map[string]string{NginxConfigKey: nginxConf})
+	c := children{component: componentCache, instance: cache.Name, name: name, namespace: cache.Namespace, owner: owner}
 
-	svc := objectMeta(corev1ac.Service(name, c.Namespace), componentCache, c.Name, owner).
-		WithSpec(corev1ac.ServiceSpec().
-			WithType(corev1.ServiceTypeClusterIP).
-			WithSelector(SelectorLabels(componentCache, c.Name)).
-			WithPorts(corev1ac.ServicePort().WithName("http").WithPort(80).WithProtocol(corev1.ProtocolTCP).
-				WithTargetPort(intstr.FromString("http"))))
-
-	worker := nginxContainer(c.Platform.Images, c.CPUMilli, c.MemorySizeBytes+cacheOverheadBytes).
+	worker := nginxContainer(cache.Platform.Images, cache.CPUMilli, cache.MemorySizeBytes+cacheOverheadBytes).
 		WithReadinessProbe(httpProbe("/healthz", "status", 5*time.Second, time.Second, 3)).
 		WithVolumeMounts(corev1ac.VolumeMount().WithName(cacheVolume).WithMountPath(nginx.CacheDir))
 
-	template := corev1ac.PodTemplateSpec().
-		WithLabels(objectLabels(componentCache, c.Name)).
-		WithAnnotations(map[string]string{ConfigHashKey: ConfigHash(nginxConf)}).
-		WithSpec(corev1ac.PodSpec().
-			WithAutomountServiceAccountToken(false).
-			WithEnableServiceLinks(false).
-			WithTerminationGracePeriodSeconds(gracePeriodSecs).
-			WithSecurityContext(restrictedPod()).
-			WithContainers(worker).
-			WithVolumes(configMapVolume(name), tmpVolumeSource(),
-				corev1ac.Volume().WithName(cacheVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource().
-					WithMedium(corev1.StorageMediumMemory).
-					WithSizeLimit(*resource.NewQuantity(c.MemorySizeBytes, resource.BinarySI)))))
-
-	dep := objectMeta(appsv1ac.Deployment(name, c.Namespace), componentCache, c.Name, owner).
-		WithSpec(appsv1ac.DeploymentSpec().
-			WithReplicas(c.Replicas).
-			WithSelector(selector(componentCache, c.Name)).
-			WithStrategy(noDowntimeRollout()).
-			WithTemplate(template))
-	return CacheObjects{ConfigMap: cm, Service: svc, Deployment: dep}
+	memory := corev1ac.Volume().WithName(cacheVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource().
+		WithMedium(corev1.StorageMediumMemory).
+		WithSizeLimit(*resource.NewQuantity(cache.MemorySizeBytes, resource.BinarySI)))
+	pod := corev1ac.PodSpec().WithContainers(worker).WithVolumes(configMapVolume(name), tmpVolumeSource(), memory)
+	return CacheObjects{
+		ConfigMap:  c.configMap(NginxConfigKey, nginxConf),
+		Service:    c.service(corev1.ServiceTypeClusterIP, 80, 0),
+		Deployment: c.deployment(&cache.Replicas, ConfigHash(nginxConf), pod),
+	}
 }

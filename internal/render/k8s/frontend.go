@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
@@ -33,22 +32,7 @@ func Frontend(f model.Farm, bootstrap []byte) FrontendObjects {
 	owner := Owner{Kind: "WebFarm", Name: f.Name, UID: f.UID}
 	fe := f.Frontend
 
-	sa := objectMeta(corev1ac.ServiceAccount(name, f.Namespace), componentFront, f.Name, owner).
-		WithAutomountServiceAccountToken(false)
-
-	cm := objectMeta(corev1ac.ConfigMap(name, f.Namespace), componentFront, f.Name, owner).
-		WithData(map[string]string{BootstrapKey: string(bootstrap)})
-
-	port := corev1ac.ServicePort().WithName("http").WithPort(fe.Port).WithProtocol(corev1.ProtocolTCP).
-		WithTargetPort(intstr.FromString("http"))
-	if fe.NodePort != 0 {
-		port = port.WithNodePort(fe.NodePort)
-	}
-	svc := objectMeta(corev1ac.Service(name, f.Namespace), componentFront, f.Name, owner).
-		WithSpec(corev1ac.ServiceSpec().
-			WithType(corev1.ServiceType(fe.ServiceType)).
-			WithSelector(SelectorLabels(componentFront, f.Name)).
-			WithPorts(port))
+	c := children{component: componentFront, instance: f.Name, name: name, namespace: f.Namespace, owner: owner}
 
 	args := append([]string{
 		"--config-path", envoyConfigDir + "/" + BootstrapKey,
@@ -72,25 +56,16 @@ func Frontend(f model.Farm, bootstrap []byte) FrontendObjects {
 			corev1ac.VolumeMount().WithName(tmpVolume).WithMountPath("/tmp"),
 		)
 
-	template := corev1ac.PodTemplateSpec().
-		WithLabels(objectLabels(componentFront, f.Name)).
-		WithAnnotations(map[string]string{ConfigHashKey: ConfigHash(string(bootstrap))}).
-		WithSpec(corev1ac.PodSpec().
-			WithServiceAccountName(name).
-			WithAutomountServiceAccountToken(false).
-			WithEnableServiceLinks(false).
-			WithTerminationGracePeriodSeconds(gracePeriodSecs).
-			WithSecurityContext(restrictedPod()).
-			WithContainers(container).
-			WithVolumes(configMapVolume(name), tmpVolumeSource()))
-
-	dep := objectMeta(appsv1ac.Deployment(name, f.Namespace), componentFront, f.Name, owner).
-		WithSpec(appsv1ac.DeploymentSpec().
-			WithReplicas(fe.Replicas).
-			WithSelector(selector(componentFront, f.Name)).
-			WithStrategy(noDowntimeRollout()).
-			WithTemplate(template))
-	return FrontendObjects{ServiceAccount: sa, ConfigMap: cm, Service: svc, Deployment: dep}
+	pod := corev1ac.PodSpec().
+		WithServiceAccountName(name).
+		WithContainers(container).
+		WithVolumes(configMapVolume(name), tmpVolumeSource())
+	return FrontendObjects{
+		ServiceAccount: c.serviceAccount(),
+		ConfigMap:      c.configMap(BootstrapKey, string(bootstrap)),
+		Service:        c.service(corev1.ServiceType(fe.ServiceType), fe.Port, fe.NodePort),
+		Deployment:     c.deployment(&fe.Replicas, ConfigHash(string(bootstrap)), pod),
+	}
 }
 
 // FrontendURL is the in-cluster address of a farm's frontend Service.

@@ -29,16 +29,7 @@ type PoolObjects struct {
 func Pool(p model.Pool, nginxConf string) PoolObjects {
 	name := PoolName(p.Name)
 	owner := Owner{Kind: "AppPool", Name: p.Name, UID: p.UID}
-
-	cm := objectMeta(corev1ac.ConfigMap(name, p.Namespace), componentPool, p.Name, owner).
-		WithData(map[string]string{NginxConfigKey: nginxConf})
-
-	svc := objectMeta(corev1ac.Service(name, p.Namespace), componentPool, p.Name, owner).
-		WithSpec(corev1ac.ServiceSpec().
-			WithType(corev1.ServiceTypeClusterIP).
-			WithSelector(SelectorLabels(componentPool, p.Name)).
-			WithPorts(corev1ac.ServicePort().WithName("http").WithPort(80).WithProtocol(corev1.ProtocolTCP).
-				WithTargetPort(intstr.FromString("http"))))
+	c := children{component: componentPool, instance: p.Name, name: name, namespace: p.Namespace, owner: owner}
 
 	nginxCPU, nginxMemory := p.CPUMilli, p.MemoryBytes
 	if p.App != nil {
@@ -88,31 +79,18 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 		containers = append(containers, app)
 	}
 
-	template := corev1ac.PodTemplateSpec().
-		WithLabels(objectLabels(componentPool, p.Name)).
-		WithAnnotations(map[string]string{ConfigHashKey: ConfigHash(nginxConf)}).
-		WithSpec(spec.
-			WithAutomountServiceAccountToken(false).
-			WithEnableServiceLinks(false).
-			WithTerminationGracePeriodSeconds(gracePeriodSecs).
-			WithSecurityContext(restrictedPod()).
-			WithContainers(containers...).
-			WithVolumes(volumes...))
-
-	depSpec := appsv1ac.DeploymentSpec().
-		WithSelector(selector(componentPool, p.Name)).
-		WithStrategy(noDowntimeRollout()).
-		WithTemplate(template)
-	if p.Replicas != nil {
-		depSpec = depSpec.WithReplicas(*p.Replicas)
-	}
-	dep := objectMeta(appsv1ac.Deployment(name, p.Namespace), componentPool, p.Name, owner).WithSpec(depSpec)
+	dep := c.deployment(p.Replicas, ConfigHash(nginxConf), spec.WithContainers(containers...).WithVolumes(volumes...))
 
 	pdb := objectMeta(policyv1ac.PodDisruptionBudget(name, p.Namespace), componentPool, p.Name, owner).
 		WithSpec(policyv1ac.PodDisruptionBudgetSpec().
 			WithMaxUnavailable(intstr.FromInt32(1)).
 			WithSelector(selector(componentPool, p.Name)))
-	return PoolObjects{ConfigMap: cm, Service: svc, Deployment: dep, PodDisruptionBudget: pdb}
+	return PoolObjects{
+		ConfigMap:           c.configMap(NginxConfigKey, nginxConf),
+		Service:             c.service(corev1.ServiceTypeClusterIP, 80, 0),
+		Deployment:          dep,
+		PodDisruptionBudget: pdb,
+	}
 }
 
 // nginxContainer is the nginx of a pool worker or a cache tier.

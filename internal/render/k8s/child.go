@@ -1,0 +1,64 @@
+package k8s
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+)
+
+// children builds the objects one custom resource owns: they share a name,
+// a namespace, labels and an owner reference.
+type children struct {
+	component string // frontend, pool or cache
+	instance  string // the owner's name
+	name      string // the children's name
+	namespace string
+	owner     Owner
+}
+
+func (c children) configMap(key, value string) *corev1ac.ConfigMapApplyConfiguration {
+	return objectMeta(corev1ac.ConfigMap(c.name, c.namespace), c.component, c.instance, c.owner).
+		WithData(map[string]string{key: value})
+}
+
+// serviceAccount is an identity for pods that never call the Kubernetes API.
+func (c children) serviceAccount() *corev1ac.ServiceAccountApplyConfiguration {
+	return objectMeta(corev1ac.ServiceAccount(c.name, c.namespace), c.component, c.instance, c.owner).
+		WithAutomountServiceAccountToken(false)
+}
+
+// service exposes the pods' "http" port.
+func (c children) service(serviceType corev1.ServiceType, port, nodePort int32) *corev1ac.ServiceApplyConfiguration {
+	p := corev1ac.ServicePort().WithName("http").WithPort(port).WithProtocol(corev1.ProtocolTCP).
+		WithTargetPort(intstr.FromString("http"))
+	if nodePort != 0 {
+		p = p.WithNodePort(nodePort)
+	}
+	return objectMeta(corev1ac.Service(c.name, c.namespace), c.component, c.instance, c.owner).
+		WithSpec(corev1ac.ServiceSpec().
+			WithType(serviceType).
+			WithSelector(SelectorLabels(c.component, c.instance)).
+			WithPorts(p))
+}
+
+// deployment runs pods of the given spec; replicas nil leaves the count to
+// another writer. configHash rolls the pods when their config changes.
+func (c children) deployment(replicas *int32, configHash string, pod *corev1ac.PodSpecApplyConfiguration) *appsv1ac.DeploymentApplyConfiguration {
+	template := corev1ac.PodTemplateSpec().
+		WithLabels(objectLabels(c.component, c.instance)).
+		WithAnnotations(map[string]string{ConfigHashKey: configHash}).
+		WithSpec(pod.
+			WithAutomountServiceAccountToken(false).
+			WithEnableServiceLinks(false).
+			WithTerminationGracePeriodSeconds(gracePeriodSecs).
+			WithSecurityContext(restrictedPod()))
+	spec := appsv1ac.DeploymentSpec().
+		WithSelector(selector(c.component, c.instance)).
+		WithStrategy(noDowntimeRollout()).
+		WithTemplate(template)
+	if replicas != nil {
+		spec = spec.WithReplicas(*replicas)
+	}
+	return objectMeta(appsv1ac.Deployment(c.name, c.namespace), c.component, c.instance, c.owner).WithSpec(spec)
+}
