@@ -37,7 +37,7 @@ func deploymentVerdict(what string, d *appsv1.Deployment) verdict {
 	desired, ready, current := replicaCounts(d)
 	switch {
 	case desired == 0:
-		return verdict{Ready: false, Reason: v1.ReasonProgressing, Message: what + " is scaled to zero"}
+		return verdict{Reason: v1.ReasonScaledToZero, Message: what + ": scaled to zero replicas"}
 	case ready == 0:
 		return verdict{Reason: v1.ReasonProgressing, Message: fmt.Sprintf("%s: 0/%d replicas ready", what, desired)}
 	case ready < desired || !current:

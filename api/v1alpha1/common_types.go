@@ -20,6 +20,7 @@ const (
 	ReasonReplicasMissing  = "ReplicasMissing"
 	ReasonPoolsNotReady    = "PoolsNotReady"
 	ReasonNotReferenced    = "NotReferenced"
+	ReasonScaledToZero     = "ScaledToZero"
 	ReasonAsExpected       = "AsExpected"
 )
 
