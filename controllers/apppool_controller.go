@@ -23,6 +23,7 @@ import (
 // nginx.conf ConfigMap, a Service and a PodDisruptionBudget.
 type AppPoolReconciler struct {
 	client.Client
+	Applier  *apply.Applier
 	Platform model.Platform
 	Recorder events.EventRecorder
 }
@@ -42,58 +43,50 @@ func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := pool.DeepCopy()
+	v, err := r.reconcile(ctx, pool)
+	return ctrl.Result{}, finish(ctx, r.Client, r.Recorder, before, pool, v, err)
+}
 
-	deployment, err := r.applyChildren(ctx, pool)
-	var v verdict
-	switch {
-	case err != nil:
-		v = verdict{Reason: v1.ReasonApplyFailed, Message: err.Error()}
-	default:
-		v = deploymentVerdict("workers", deployment)
-		desired, ready, _ := replicaCounts(deployment)
-		pool.Status.ObservedGeneration = pool.Generation
-		pool.Status.Replicas, pool.Status.ReadyReplicas = desired, ready
-		pool.Status.Ready = readyCount(ready, desired)
-		pool.Status.Phase = poolPhase(desired, ready)
+func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (verdict, error) {
+	m, err := model.ResolvePool(pool, r.Platform)
+	if err != nil {
+		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, nil
 	}
-	setConditions(&pool.Status.Conditions, pool.Generation, v)
-	if reasonChanged(before.Status.Conditions, pool.Status.Conditions, v1.ConditionReady) && v.Reason == v1.ReasonApplyFailed {
-		r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, v.Reason, "Apply", "%s", v.Message)
+	deployment, err := r.applyChildren(ctx, m)
+	if err != nil {
+		return failed(err)
 	}
-	if statusErr := patchStatus(ctx, r.Client, before, pool, func(p *v1.AppPool) any { return p.Status }); statusErr != nil {
-		return ctrl.Result{}, statusErr
-	}
-	return ctrl.Result{}, err
+	desired, ready, _ := replicaCounts(deployment)
+	pool.Status.Replicas, pool.Status.ReadyReplicas = desired, ready
+	pool.Status.Ready = readyCount(ready, desired)
+	pool.Status.Phase = poolPhase(desired, ready)
+	return deploymentVerdict("workers", deployment), nil
 }
 
 // applyChildren renders the pool and applies its children; it returns the live
 // Deployment for status.
-func (r *AppPoolReconciler) applyChildren(ctx context.Context, pool *v1.AppPool) (*appsv1.Deployment, error) {
-	m, err := model.ResolvePool(pool, r.Platform)
-	if err != nil {
-		return nil, err
-	}
+func (r *AppPoolReconciler) applyChildren(ctx context.Context, m model.Pool) (*appsv1.Deployment, error) {
 	conf, err := nginx.PoolConfig(m)
 	if err != nil {
 		return nil, err
 	}
 	objs := k8s.Pool(m, conf)
-	if _, err := apply.Apply(ctx, r.Client, &corev1.ConfigMap{}, objs.ConfigMap, corev1ac.ExtractConfigMap); err != nil {
+	if _, err := apply.Apply(ctx, r.Applier, &corev1.ConfigMap{}, objs.ConfigMap, corev1ac.ExtractConfigMap); err != nil {
 		return nil, err
 	}
-	if _, err := apply.Apply(ctx, r.Client, &corev1.Service{}, objs.Service, corev1ac.ExtractService); err != nil {
+	if _, err := apply.Apply(ctx, r.Applier, &corev1.Service{}, objs.Service, corev1ac.ExtractService); err != nil {
 		return nil, err
 	}
-	if _, err := apply.Apply(ctx, r.Client, &policyv1.PodDisruptionBudget{}, objs.PodDisruptionBudget, policyv1ac.ExtractPodDisruptionBudget); err != nil {
+	if _, err := apply.Apply(ctx, r.Applier, &policyv1.PodDisruptionBudget{}, objs.PodDisruptionBudget, policyv1ac.ExtractPodDisruptionBudget); err != nil {
 		return nil, err
 	}
-	return applyDeployment(ctx, r.Client, objs.Deployment)
+	return applyDeployment(ctx, r.Applier, objs.Deployment)
 }
 
 // SetupWithManager watches AppPools and the children they own.
 func (r *AppPoolReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOptions) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1.AppPool{}).
+		For(&v1.AppPool{}, specOrMetadataChanged).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).

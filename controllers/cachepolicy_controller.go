@@ -28,6 +28,7 @@ import (
 // no route names has no cache tier.
 type CachePolicyReconciler struct {
 	client.Client
+	Applier  *apply.Applier
 	Platform model.Platform
 	Recorder events.EventRecorder
 }
@@ -45,44 +46,43 @@ func (r *CachePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := policy.DeepCopy()
+	v, err := r.reconcile(ctx, policy)
+	return ctrl.Result{}, finish(ctx, r.Client, r.Recorder, before, policy, v, err)
+}
 
+func (r *CachePolicyReconciler) reconcile(ctx context.Context, policy *v1.CachePolicy) (verdict, error) {
 	pools, err := r.poolsBehind(ctx, policy)
-	var v verdict
-	switch {
-	case err != nil:
-		v = verdict{Reason: v1.ReasonApplyFailed, Message: err.Error()}
-	case len(pools) == 0:
-		err = r.removeCacheTier(ctx, policy)
-		v = verdict{Reason: v1.ReasonNotReferenced, Message: "no route names this policy, so it runs no cache tier"}
-		policy.Status.Ready = ""
-	default:
-		var cache *appsv1.Deployment
-		var unresolved []string
-		cache, unresolved, err = r.applyCacheTier(ctx, policy, pools)
-		if err != nil {
-			v = verdict{Reason: v1.ReasonApplyFailed, Message: err.Error()}
-			break
-		}
-		v = deploymentVerdict("cache", cache)
-		if len(unresolved) > 0 && v.Ready {
-			v = verdict{Ready: true, Degraded: true, Reason: v1.ReasonPoolsNotReady,
-				Message: "no Service yet for pools " + strings.Join(unresolved, ", ") + "; their cached routes answer 421"}
-		}
-		desired, ready, _ := replicaCounts(cache)
-		policy.Status.Ready = readyCount(ready, desired)
-	}
-	if err == nil {
-		policy.Status.ObservedGeneration = policy.Generation
+	if err != nil {
+		return failed(err)
 	}
 	policy.Status.Pools = pools
-	setConditions(&policy.Status.Conditions, policy.Generation, v)
-	if reasonChanged(before.Status.Conditions, policy.Status.Conditions, v1.ConditionReady) && v.Reason == v1.ReasonApplyFailed {
-		r.Recorder.Eventf(policy, nil, corev1.EventTypeWarning, v.Reason, "Apply", "%s", v.Message)
+	if len(pools) == 0 {
+		policy.Status.Ready = ""
+		if err := r.removeCacheTier(ctx, policy); err != nil {
+			return failed(err)
+		}
+		return verdict{Reason: v1.ReasonNotReferenced, Message: "no route names this policy, so it runs no cache tier"}, nil
 	}
-	if statusErr := patchStatus(ctx, r.Client, before, policy, func(p *v1.CachePolicy) any { return p.Status }); statusErr != nil {
-		return ctrl.Result{}, statusErr
+	upstreams, unresolved, err := r.poolAddresses(ctx, policy.Namespace, pools)
+	if err != nil {
+		return failed(err)
 	}
-	return ctrl.Result{}, err
+	m, err := model.ResolveCache(policy, upstreams, r.Platform)
+	if err != nil {
+		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, nil
+	}
+	cache, err := r.applyCacheTier(ctx, m)
+	if err != nil {
+		return failed(err)
+	}
+	desired, ready, _ := replicaCounts(cache)
+	policy.Status.Ready = readyCount(ready, desired)
+	v := deploymentVerdict("cache", cache)
+	if len(unresolved) > 0 && v.Ready {
+		v = verdict{Ready: true, Degraded: true, Reason: v1.ReasonPoolsNotReady,
+			Message: "no Service yet for pools " + strings.Join(unresolved, ", ") + "; their cached routes answer 421"}
+	}
+	return v, nil
 }
 
 // poolsBehind lists, sorted, the pools of every route in the namespace that
@@ -106,14 +106,14 @@ func (r *CachePolicyReconciler) poolsBehind(ctx context.Context, policy *v1.Cach
 	return slices.Compact(pools), nil
 }
 
-// applyCacheTier resolves the pools' Service addresses, renders and applies the
-// cache tier. It returns the pools whose Service has no address yet.
-func (r *CachePolicyReconciler) applyCacheTier(ctx context.Context, policy *v1.CachePolicy, pools []string) (*appsv1.Deployment, []string, error) {
+// poolAddresses looks up the Service address of each pool; it returns the
+// pools whose Service has no address yet apart.
+func (r *CachePolicyReconciler) poolAddresses(ctx context.Context, namespace string, pools []string) ([]model.Upstream, []string, error) {
 	var upstreams []model.Upstream
 	var unresolved []string
 	for _, pool := range pools {
 		svc := &corev1.Service{}
-		err := r.Get(ctx, client.ObjectKey{Namespace: policy.Namespace, Name: k8s.PoolName(pool)}, svc)
+		err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: k8s.PoolName(pool)}, svc)
 		switch {
 		case apierrors.IsNotFound(err) || (err == nil && (svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone)):
 			unresolved = append(unresolved, pool)
@@ -123,23 +123,23 @@ func (r *CachePolicyReconciler) applyCacheTier(ctx context.Context, policy *v1.C
 			upstreams = append(upstreams, model.Upstream{Pool: pool, Address: svc.Spec.ClusterIP, Port: 80})
 		}
 	}
-	m, err := model.ResolveCache(policy, upstreams, r.Platform)
-	if err != nil {
-		return nil, nil, err
-	}
+	return upstreams, unresolved, nil
+}
+
+// applyCacheTier renders and applies the cache tier.
+func (r *CachePolicyReconciler) applyCacheTier(ctx context.Context, m model.Cache) (*appsv1.Deployment, error) {
 	conf, err := nginx.CacheConfig(m)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	objs := k8s.Cache(m, conf)
-	if _, err := apply.Apply(ctx, r.Client, &corev1.ConfigMap{}, objs.ConfigMap, corev1ac.ExtractConfigMap); err != nil {
-		return nil, nil, err
+	if _, err := apply.Apply(ctx, r.Applier, &corev1.ConfigMap{}, objs.ConfigMap, corev1ac.ExtractConfigMap); err != nil {
+		return nil, err
 	}
-	if _, err := apply.Apply(ctx, r.Client, &corev1.Service{}, objs.Service, corev1ac.ExtractService); err != nil {
-		return nil, nil, err
+	if _, err := apply.Apply(ctx, r.Applier, &corev1.Service{}, objs.Service, corev1ac.ExtractService); err != nil {
+		return nil, err
 	}
-	dep, err := applyDeployment(ctx, r.Client, objs.Deployment)
-	return dep, unresolved, err
+	return applyDeployment(ctx, r.Applier, objs.Deployment)
 }
 
 // removeCacheTier deletes the cache tier of a policy that no route uses any more.
@@ -156,7 +156,7 @@ func (r *CachePolicyReconciler) removeCacheTier(ctx context.Context, policy *v1.
 		if owner := metav1.GetControllerOf(obj); owner == nil || owner.UID != policy.UID {
 			continue // not ours: leave it alone
 		}
-		if _, err := apply.Delete(ctx, r.Client, obj); err != nil {
+		if _, err := r.Applier.Delete(ctx, obj); err != nil {
 			return err
 		}
 	}
@@ -167,11 +167,11 @@ func (r *CachePolicyReconciler) removeCacheTier(ctx context.Context, policy *v1.
 // routes name them, and the Services of the pools behind them.
 func (r *CachePolicyReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOptions) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1.CachePolicy{}).
+		For(&v1.CachePolicy{}, specOrMetadataChanged).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).
-		Watches(&v1.WebFarm{}, handler.EnqueueRequestsFromMapFunc(policiesOfFarm)).
+		Watches(&v1.WebFarm{}, handler.EnqueueRequestsFromMapFunc(policiesOfFarm), routesChanged).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.policiesInFrontOfPoolService)).
 		WithOptions(opts.controller()).
 		Complete(r)

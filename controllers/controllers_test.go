@@ -237,3 +237,41 @@ func TestTheOperatorLeavesOtherWritersFieldsAlone(t *testing.T) {
 		t.Errorf("the Deployment was rewritten (resourceVersion %s -> %s) though the pool's spec did not change", rv, d.ResourceVersion)
 	}
 }
+
+// The API server checks host uniqueness for farms of up to 512 host names; the
+// operator checks every farm, and an invalid farm keeps its last good frontend.
+func TestAHostInTwoSitesOfALargeFarmGivesInvalidSpecAndChangesNothing(t *testing.T) {
+	ns := newNamespace(t)
+	farm := webFarm(ns, "web")
+	create(t, appPool(ns, "shop"), appPool(ns, "blog"), cachePolicy(ns, "static"), farm)
+	bootstrap := &corev1.ConfigMap{}
+	testutil.Eventually(t, timeout, func() error { return get(bootstrap, ns, "web-frontend") })
+
+	update(t, farm, func() {
+		for s := range 6 { // 540 more host names: past the API server's check
+			site := v1.Site{Name: fmt.Sprintf("extra-%d", s), Routes: []v1.Route{{PathPrefix: "/", AppPool: "blog"}}}
+			for h := range 90 {
+				site.Hosts = append(site.Hosts, v1.Hostname(fmt.Sprintf("h%d.s%d.example.com", h, s)))
+			}
+			farm.Spec.Sites = append(farm.Spec.Sites, site)
+		}
+		last := &farm.Spec.Sites[len(farm.Spec.Sites)-1]
+		last.Hosts = append(last.Hosts, "shop.example.com") // also in site "shop"
+	})
+	testutil.Eventually(t, timeout, func() error {
+		if err := readyCondition(farm, func() []metav1.Condition { return farm.Status.Conditions }, metav1.ConditionFalse, v1.ReasonInvalidSpec); err != nil {
+			return err
+		}
+		if msg := farm.Status.Conditions[0].Message; !strings.Contains(msg, `host name "shop.example.com" belongs to sites "shop" and "extra-5"`) {
+			return fmt.Errorf("message %q does not name the host and its sites", msg)
+		}
+		return nil
+	})
+	after := &corev1.ConfigMap{}
+	if err := get(after, ns, "web-frontend"); err != nil {
+		t.Fatal(err)
+	}
+	if after.ResourceVersion != bootstrap.ResourceVersion {
+		t.Error("the frontend's configuration changed although the farm's spec is invalid")
+	}
+}

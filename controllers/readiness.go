@@ -62,9 +62,7 @@ func poolPhase(desired, ready int32) v1.PoolPhase {
 	}
 }
 
-// setConditions writes Ready and Degraded from a verdict. meta.SetStatusCondition
-// keeps lastTransitionTime when the status does not change, so an unchanged
-// verdict leaves the status unchanged and no write follows.
+// setConditions writes Ready and Degraded from a verdict.
 func setConditions(conds *[]metav1.Condition, generation int64, v verdict) {
 	ready := metav1.ConditionFalse
 	if v.Ready {

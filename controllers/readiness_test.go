@@ -65,7 +65,7 @@ func TestFarmVerdictNamesWhatAPersonMustFixFirst(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := farmVerdict(tt.refs, tt.front, nil)
+			v := farmVerdict(tt.refs, tt.front)
 			if v.Reason != tt.reason || !strings.Contains(v.Message, tt.message) {
 				t.Errorf("verdict %+v, want reason %s and a message with %q", v, tt.reason, tt.message)
 			}

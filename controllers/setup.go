@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/apply"
 	"webfarm.dev/operator/internal/model"
 )
 
@@ -43,14 +44,15 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 	}); err != nil {
 		return fmt.Errorf("indexing farms by cache policy: %w", err)
 	}
-	recorder := mgr.GetEventRecorder("webfarm-operator")
-	if err := (&WebFarmReconciler{Client: mgr.GetClient(), Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {
+	c, recorder := mgr.GetClient(), mgr.GetEventRecorder("webfarm-operator")
+	applier := &apply.Applier{Client: c}
+	if err := (&WebFarmReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	if err := (&AppPoolReconciler{Client: mgr.GetClient(), Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {
+	if err := (&AppPoolReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	return (&CachePolicyReconciler{Client: mgr.GetClient(), Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts)
+	return (&CachePolicyReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts)
 }
 
 // referencedNames lists the distinct non-empty names a farm's routes give.

@@ -2,36 +2,24 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/clock"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
 )
 
-// patchStatus writes obj's status once per reconcile, and only when it changed
-// from before: an unchanged input makes no status write.
-func patchStatus[T client.Object](ctx context.Context, c client.Client, before, obj T, status func(T) any) error {
-	if equality.Semantic.DeepEqual(status(before), status(obj)) {
-		return nil
-	}
-	if err := c.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("writing status: %w", client.IgnoreNotFound(err))
-	}
-	return nil
-}
+// setCondition sets a condition; its lastTransitionTime changes only when its
+// status does, so an unchanged verdict leaves the status as it was.
+func setCondition(conds *[]metav1.Condition, c metav1.Condition) { meta.SetStatusCondition(conds, c) }
 
-// conditionClock stamps condition transitions; tests may replace it.
-var conditionClock clock.PassiveClock = clock.RealClock{}
-
-func setCondition(conds *[]metav1.Condition, c metav1.Condition) {
-	c.LastTransitionTime = metav1.NewTime(conditionClock.Now().UTC().Truncate(1e9))
-	meta.SetStatusCondition(conds, c)
-}
-
-// becameTrue reports whether a condition reason is new in after, so that an
+// reasonChanged reports whether the condition is new or changed in after, so that an
 // event is recorded once per transition rather than once per reconcile.
 func reasonChanged(before, after []metav1.Condition, condType string) bool {
 	b, a := meta.FindStatusCondition(before, condType), meta.FindStatusCondition(after, condType)
@@ -39,4 +27,41 @@ func reasonChanged(before, after []metav1.Condition, condType string) bool {
 		return false
 	}
 	return b == nil || b.Reason != a.Reason || b.Status != a.Status || b.Message != a.Message
+}
+
+// failed is the verdict of a reconcile that hit an error worth retrying.
+func failed(err error) (verdict, error) {
+	return verdict{Reason: v1.ReasonApplyFailed, Message: err.Error()}, err
+}
+
+// warningReasons are the Ready reasons a person must act on: each new one is
+// also recorded as a Warning event.
+var warningReasons = map[string]bool{v1.ReasonInvalidSpec: true, v1.ReasonInvalidReference: true, v1.ReasonApplyFailed: true}
+
+// statusObject is a WebFarm, AppPool or CachePolicy.
+type statusObject interface {
+	client.Object
+	StatusConditions() *[]metav1.Condition
+	SetObservedGeneration(int64)
+}
+
+// finish is the end of every reconcile: record the verdict in the conditions,
+// raise an event when a problem appears, and write the status once, only if it
+// changed. before is the object as read; the reconcile changed only obj's
+// status. It returns the reconcile's error, for a retry.
+func finish[T statusObject](ctx context.Context, c client.Client, recorder events.EventRecorder, before, obj T, v verdict, reconcileErr error) error {
+	if reconcileErr == nil {
+		obj.SetObservedGeneration(obj.GetGeneration())
+	}
+	setConditions(obj.StatusConditions(), obj.GetGeneration(), v)
+	if warningReasons[v.Reason] && reasonChanged(*before.StatusConditions(), *obj.StatusConditions(), v1.ConditionReady) {
+		recorder.Eventf(obj, nil, corev1.EventTypeWarning, v.Reason, "Reconcile", "%s", v.Message)
+	}
+	if equality.Semantic.DeepEqual(before, obj) {
+		return reconcileErr
+	}
+	if err := c.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+		return errors.Join(reconcileErr, fmt.Errorf("writing status: %w", err))
+	}
+	return reconcileErr
 }

@@ -28,6 +28,7 @@ import (
 // bootstrap ConfigMap, a Service and a ServiceAccount.
 type WebFarmReconciler struct {
 	client.Client
+	Applier  *apply.Applier
 	Platform model.Platform
 	Recorder events.EventRecorder
 }
@@ -44,39 +45,32 @@ func (r *WebFarmReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := farm.DeepCopy()
+	v, err := r.reconcile(ctx, farm)
+	return ctrl.Result{}, finish(ctx, r.Client, r.Recorder, before, farm, v, err)
+}
 
+// reconcile applies the farm's children and fills its status figures; the
+// error is one worth retrying.
+func (r *WebFarmReconciler) reconcile(ctx context.Context, farm *v1.WebFarm) (verdict, error) {
 	m, err := model.ResolveFarm(farm, r.Platform)
-	var v verdict
 	if err != nil {
-		v = verdict{Reason: v1.ReasonApplyFailed, Message: err.Error()}
-	} else {
-		var refs references
-		refs, err = r.lookUpReferences(ctx, m)
-		if err == nil {
-			var frontend *appsv1.Deployment
-			frontend, err = r.applyChildren(ctx, m)
-			v = farmVerdict(refs, frontend, err)
-			if err == nil {
-				desired, ready, _ := replicaCounts(frontend)
-				farm.Status.FrontendReplicas = readyCount(ready, desired)
-			}
-		}
-		farm.Status.HostCount = int32(m.HostCount())
-		farm.Status.PoolCount = int32(len(m.Pools))
-		farm.Status.Address = k8s.FrontendURL(m)
+		// The children keep their last good configuration.
+		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, nil
 	}
-	if err == nil {
-		farm.Status.ObservedGeneration = farm.Generation
+	farm.Status.HostCount = int32(m.HostCount())
+	farm.Status.PoolCount = int32(len(m.Pools))
+	farm.Status.Address = k8s.FrontendURL(m)
+	refs, err := r.lookUpReferences(ctx, m)
+	if err != nil {
+		return failed(err)
 	}
-	setConditions(&farm.Status.Conditions, farm.Generation, v)
-	if reasonChanged(before.Status.Conditions, farm.Status.Conditions, v1.ConditionReady) &&
-		(v.Reason == v1.ReasonInvalidReference || v.Reason == v1.ReasonApplyFailed) {
-		r.Recorder.Eventf(farm, nil, corev1.EventTypeWarning, v.Reason, "Reconcile", "%s", v.Message)
+	frontend, err := r.applyChildren(ctx, m)
+	if err != nil {
+		return failed(err)
 	}
-	if statusErr := patchStatus(ctx, r.Client, before, farm, func(f *v1.WebFarm) any { return f.Status }); statusErr != nil {
-		return ctrl.Result{}, statusErr
-	}
-	return ctrl.Result{}, err
+	desired, ready, _ := replicaCounts(frontend)
+	farm.Status.FrontendReplicas = readyCount(ready, desired)
+	return farmVerdict(refs, frontend), nil
 }
 
 // references is what the farm's routes point at.
@@ -110,10 +104,7 @@ func (r *WebFarmReconciler) lookUpReferences(ctx context.Context, m model.Farm) 
 
 // farmVerdict decides a farm's readiness: references first (a person must fix
 // those), then the frontend, then the pools behind it.
-func farmVerdict(refs references, frontend *appsv1.Deployment, applyErr error) verdict {
-	if applyErr != nil {
-		return verdict{Reason: v1.ReasonApplyFailed, Message: applyErr.Error()}
-	}
+func farmVerdict(refs references, frontend *appsv1.Deployment) verdict {
 	var missing []string
 	if len(refs.missingPools) > 0 {
 		missing = append(missing, "AppPool "+quoteAll(refs.missingPools))
@@ -149,24 +140,24 @@ func (r *WebFarmReconciler) applyChildren(ctx context.Context, m model.Farm) (*a
 		return nil, err
 	}
 	objs := k8s.Frontend(m, bootstrap)
-	if _, err := apply.Apply(ctx, r.Client, &corev1.ServiceAccount{}, objs.ServiceAccount, corev1ac.ExtractServiceAccount); err != nil {
+	if _, err := apply.Apply(ctx, r.Applier, &corev1.ServiceAccount{}, objs.ServiceAccount, corev1ac.ExtractServiceAccount); err != nil {
 		return nil, err
 	}
-	if _, err := apply.Apply(ctx, r.Client, &corev1.ConfigMap{}, objs.ConfigMap, corev1ac.ExtractConfigMap); err != nil {
+	if _, err := apply.Apply(ctx, r.Applier, &corev1.ConfigMap{}, objs.ConfigMap, corev1ac.ExtractConfigMap); err != nil {
 		return nil, err
 	}
-	if _, err := apply.Apply(ctx, r.Client, &corev1.Service{}, objs.Service, corev1ac.ExtractService); err != nil {
+	if _, err := apply.Apply(ctx, r.Applier, &corev1.Service{}, objs.Service, corev1ac.ExtractService); err != nil {
 		return nil, err
 	}
-	return applyDeployment(ctx, r.Client, objs.Deployment)
+	return applyDeployment(ctx, r.Applier, objs.Deployment)
 }
 
 // applyDeployment applies a Deployment and returns what to judge its readiness
 // by: the live object, or right after a write, the live status against the new
 // spec (a generation the Deployment controller has not yet acted on).
-func applyDeployment(ctx context.Context, c client.Client, desired *appsv1ac.DeploymentApplyConfiguration) (*appsv1.Deployment, error) {
+func applyDeployment(ctx context.Context, a *apply.Applier, desired *appsv1ac.DeploymentApplyConfiguration) (*appsv1.Deployment, error) {
 	live := &appsv1.Deployment{}
-	wrote, err := apply.Apply(ctx, c, live, desired, appsv1ac.ExtractDeployment)
+	wrote, err := apply.Apply(ctx, a, live, desired, appsv1ac.ExtractDeployment)
 	if err != nil || !wrote {
 		return live, err
 	}
@@ -182,13 +173,13 @@ func applyDeployment(ctx context.Context, c client.Client, desired *appsv1ac.Dep
 // policies their routes name.
 func (r *WebFarmReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOptions) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1.WebFarm{}).
+		For(&v1.WebFarm{}, specOrMetadataChanged).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ServiceAccount{}).
-		Watches(&v1.AppPool{}, handler.EnqueueRequestsFromMapFunc(r.farmsUsing(indexFarmPools))).
-		Watches(&v1.CachePolicy{}, handler.EnqueueRequestsFromMapFunc(r.farmsUsing(indexFarmPolicies))).
+		Watches(&v1.AppPool{}, handler.EnqueueRequestsFromMapFunc(r.farmsUsing(indexFarmPools)), poolReadinessChanged).
+		Watches(&v1.CachePolicy{}, handler.EnqueueRequestsFromMapFunc(r.farmsUsing(indexFarmPolicies)), existenceChanged).
 		WithOptions(opts.controller()).
 		Complete(r)
 }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"webfarm.dev/operator/controllers"
+	"webfarm.dev/operator/internal/apply"
 	"webfarm.dev/operator/internal/testutil"
 )
 
@@ -83,6 +84,7 @@ func TestASecondReconcileOfUnchangedInputPerformsZeroWrites(t *testing.T) {
 	// counting every write.
 	var writes writeCounter
 	c := writes.client(t)
+	applier := &apply.Applier{Client: c}
 	reconcilers := []struct {
 		name string
 		r    interface {
@@ -90,9 +92,9 @@ func TestASecondReconcileOfUnchangedInputPerformsZeroWrites(t *testing.T) {
 		}
 		objects []string
 	}{
-		{"WebFarm", &controllers.WebFarmReconciler{Client: c, Platform: platform, Recorder: discard{}}, []string{"web"}},
-		{"AppPool", &controllers.AppPoolReconciler{Client: c, Platform: platform, Recorder: discard{}}, []string{"shop", "blog"}},
-		{"CachePolicy", &controllers.CachePolicyReconciler{Client: c, Platform: platform, Recorder: discard{}}, []string{"static"}},
+		{"WebFarm", &controllers.WebFarmReconciler{Client: c, Applier: applier, Platform: platform, Recorder: discard{}}, []string{"web"}},
+		{"AppPool", &controllers.AppPoolReconciler{Client: c, Applier: applier, Platform: platform, Recorder: discard{}}, []string{"shop", "blog"}},
+		{"CachePolicy", &controllers.CachePolicyReconciler{Client: c, Applier: applier, Platform: platform, Recorder: discard{}}, []string{"static"}},
 	}
 	reconcileAll := func() error {
 		for _, rec := range reconcilers {

@@ -17,6 +17,7 @@ const (
 	ReasonProgressing      = "Progressing"
 	ReasonInvalidReference = "InvalidReference"
 	ReasonApplyFailed      = "ApplyFailed"
+	ReasonInvalidSpec      = "InvalidSpec"
 	ReasonReplicasMissing  = "ReplicasMissing"
 	ReasonPoolsNotReady    = "PoolsNotReady"
 	ReasonNotReferenced    = "NotReferenced"

@@ -64,7 +64,13 @@ type ServiceType string
 // WebFarmSpec is the desired state of a web farm: its sites and how the Envoy
 // frontend routes them to application pools.
 //
-// +kubebuilder:validation:XValidation:rule="size(self.sites.map(s, s.hosts).flatten()) == size(self.sites.map(s, s.hosts).flatten().distinct())",message="a host name may belong to only one site"
+// A host name may belong to only one site. The API server checks this for farms
+// of up to 512 host names (the check's cost grows with the square of the count
+// and the API server bounds it); the operator checks every farm and reports a
+// conflict in the Ready condition (reason InvalidSpec) without changing the
+// farm's data plane.
+//
+// +kubebuilder:validation:XValidation:rule="size(self.sites.map(s, s.hosts).flatten()) > 512 || size(self.sites.map(s, s.hosts).flatten()) == size(self.sites.map(s, s.hosts).flatten().distinct())",message="a host name may belong to only one site"
 type WebFarmSpec struct {
 	// Sites served by the farm. Each host name belongs to exactly one site.
 	//

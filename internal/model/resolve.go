@@ -47,7 +47,14 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 	}
 
 	pools, policies := map[string]bool{}, map[string]bool{}
+	siteOfHost := map[string]string{}
 	for _, s := range f.Spec.Sites {
+		for _, h := range s.Hosts {
+			if other, taken := siteOfHost[string(h)]; taken && other != s.Name {
+				errs.add(fmt.Sprintf("host name %q belongs to sites %q and %q", h, other, s.Name))
+			}
+			siteOfHost[string(h)] = s.Name
+		}
 		site := Site{Name: s.Name}
 		for _, h := range s.Hosts {
 			site.Hosts = append(site.Hosts, string(h))

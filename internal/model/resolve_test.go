@@ -99,6 +99,13 @@ func TestResolve(t *testing.T) {
 			}
 			return err
 		}, ""},
+		{"a host name in two sites is refused, naming both sites", func() error {
+			_, err := model.ResolveFarm(&v1.WebFarm{Spec: v1.WebFarmSpec{Sites: []v1.Site{
+				{Name: "a", Hosts: []v1.Hostname{"x.example", "shop.example"}, Routes: []v1.Route{{AppPool: "p"}}},
+				{Name: "b", Hosts: []v1.Hostname{"shop.example"}, Routes: []v1.Route{{AppPool: "p"}}},
+			}}}, model.Platform{})
+			return err
+		}, `host name "shop.example" belongs to sites "a" and "b"`},
 		{"a pool with neither content nor app is refused", func() error {
 			_, err := model.ResolvePool(&v1.AppPool{}, model.Platform{})
 			return err

@@ -1,0 +1,346 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/scheme"
+)
+
+// managerProcess is bin/manager running as a child process.
+type managerProcess struct {
+	cmd                    *exec.Cmd
+	metricsAddr, probeAddr string
+	exited                 chan struct{} // closed when the process has exited
+	exitErr                error
+	logPath                string
+}
+
+type managerFlags struct {
+	qps         float64
+	burst       int
+	concurrency int
+}
+
+// startManager starts the manager against kubeconfig, its output going to logPath.
+func startManager(path, kubeconfig, logPath string, f managerFlags) (*managerProcess, error) {
+	metricsAddr, err := freeAddress()
+	if err != nil {
+		return nil, err
+	}
+	probeAddr, err := freeAddress()
+	if err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(path,
+		"--kubeconfig", kubeconfig,
+		"--metrics-bind-address", metricsAddr,
+		"--health-probe-bind-address", probeAddr,
+		"--kube-api-qps", strconv.FormatFloat(f.qps, 'f', -1, 64),
+		"--kube-api-burst", strconv.Itoa(f.burst),
+		"--concurrency", strconv.Itoa(f.concurrency),
+	)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// A process group of its own: a Ctrl-C in the terminal reaches the
+	// benchmark, which then stops the manager itself. Pdeathsig stops it should
+	// the benchmark die without cleaning up.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		_ = logFile.Close()
+		return nil, fmt.Errorf("starting %s: %w", path, err)
+	}
+	m := &managerProcess{cmd: cmd, metricsAddr: metricsAddr, probeAddr: probeAddr, exited: make(chan struct{}), logPath: logPath}
+	go func() {
+		m.exitErr = cmd.Wait()
+		_ = logFile.Close()
+		close(m.exited)
+	}()
+	return m, nil
+}
+
+func (m *managerProcess) pid() int { return m.cmd.Process.Pid }
+
+// running returns an error once the manager has exited.
+func (m *managerProcess) running() error {
+	select {
+	case <-m.exited:
+		return fmt.Errorf("the manager exited (%v); its log is %s", m.exitErr, m.logPath)
+	default:
+		return nil
+	}
+}
+
+// waitReady polls the manager's /readyz until it answers 200.
+func (m *managerProcess) waitReady(ctx context.Context, timeout time.Duration) error {
+	return poll(ctx, timeout, 100*time.Millisecond, func() error {
+		if err := m.running(); err != nil {
+			return backoffStop{err}
+		}
+		resp, err := http.Get("http://" + m.probeAddr + "/readyz")
+		if err != nil {
+			return err
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz: %s", resp.Status)
+		}
+		return nil
+	})
+}
+
+// stop sends SIGTERM to the manager's PID and waits for it to exit, killing
+// it after grace.
+func (m *managerProcess) stop(grace time.Duration) error {
+	if m.running() != nil {
+		return nil
+	}
+	if err := m.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	select {
+	case <-m.exited:
+		return nil
+	case <-time.After(grace):
+	}
+	if err := m.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	<-m.exited
+	return fmt.Errorf("the manager did not stop within %s of SIGTERM and was killed", grace)
+}
+
+func freeAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// observer plays the parts of the cluster the test control plane lacks and
+// watches the outcome: a stand-in for the Deployment controller, and a cache of
+// the webfarm.dev objects to judge readiness from.
+type observer struct {
+	mgr    ctrl.Manager
+	marker *deploymentMarker
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startObserver runs a controller-runtime manager inside the benchmark, limited
+// to namespace ns.
+func startObserver(ctx context.Context, cfg *rest.Config, ns string, workers int) (*observer, error) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme.New(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	marker := &deploymentMarker{Client: mgr.GetClient()}
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named("bench-deployment-status").
+		For(&appsv1.Deployment{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(marker)
+	if err != nil {
+		return nil, err
+	}
+	for _, obj := range []client.Object{&v1.AppPool{}, &v1.CachePolicy{}, &v1.WebFarm{}} {
+		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	o := &observer{mgr: mgr, marker: marker, cancel: cancel, done: make(chan error, 1)}
+	go func() { o.done <- mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		o.stop()
+		return nil, fmt.Errorf("the benchmark's cache did not sync")
+	}
+	return o, nil
+}
+
+func (o *observer) stop() {
+	o.cancel()
+	<-o.done
+}
+
+// deploymentMarker writes each Deployment's status as the Deployment controller
+// would once every replica is ready and up to date: the test control plane
+// runs no kube-controller-manager and no kubelet.
+type deploymentMarker struct {
+	client.Client
+	seen, marked atomic.Int64
+	firstSeen    sync.Map // Deployment keys seen so far
+}
+
+func (d *deploymentMarker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	dep := &appsv1.Deployment{}
+	if err := d.Get(ctx, req.NamespacedName, dep); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if _, loaded := d.firstSeen.LoadOrStore(req.NamespacedName, true); !loaded {
+		d.seen.Add(1)
+	}
+	r := ptr.Deref(dep.Spec.Replicas, 1)
+	s := dep.Status
+	if s.ObservedGeneration == dep.Generation && s.Replicas == r && s.UpdatedReplicas == r && s.ReadyReplicas == r && s.AvailableReplicas == r {
+		return ctrl.Result{}, nil
+	}
+	before := dep.DeepCopy()
+	dep.Status.ObservedGeneration = dep.Generation
+	dep.Status.Replicas, dep.Status.UpdatedReplicas, dep.Status.ReadyReplicas, dep.Status.AvailableReplicas = r, r, r, r
+	// A merge patch without a resourceVersion: no conflicts with the operator's
+	// writes. Should the operator change the spec meanwhile, the update event
+	// brings the Deployment back here for its new generation.
+	if err := d.Status().Patch(ctx, dep, client.MergeFrom(before)); err != nil {
+		if ctx.Err() != nil {
+			return ctrl.Result{}, nil // the benchmark is stopping
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	d.marked.Add(1)
+	return ctrl.Result{}, nil
+}
+
+// readiness counts the webfarm.dev objects of a namespace and those that are
+// Ready: condition Ready=True for the object's current generation.
+type readiness struct {
+	pools, poolsReady       int
+	policies, policiesReady int
+	farms, farmsReady       int
+	degraded                int // Ready objects whose Degraded condition is True
+}
+
+func (r readiness) all(w workload) bool {
+	return r.pools == w.poolCount() && r.poolsReady == r.pools &&
+		r.policies == w.farms && r.policiesReady == r.policies &&
+		r.farms == w.farms && r.farmsReady == r.farms
+}
+
+func (r readiness) String() string {
+	return fmt.Sprintf("ready: pools %d/%d, cache policies %d/%d, farms %d/%d", r.poolsReady, r.pools, r.policiesReady, r.policies, r.farmsReady, r.farms)
+}
+
+func countReady(ctx context.Context, c client.Reader, ns string) (readiness, error) {
+	var r readiness
+	// Read-only use of the cache's objects: no copies, so that polling costs
+	// the benchmark (and the shared CPUs) next to nothing.
+	opts := []client.ListOption{client.InNamespace(ns), client.UnsafeDisableDeepCopy}
+	var pools v1.AppPoolList
+	if err := c.List(ctx, &pools, opts...); err != nil {
+		return r, err
+	}
+	var policies v1.CachePolicyList
+	if err := c.List(ctx, &policies, opts...); err != nil {
+		return r, err
+	}
+	var farms v1.WebFarmList
+	if err := c.List(ctx, &farms, opts...); err != nil {
+		return r, err
+	}
+	judge := func(gen int64, conds []metav1.Condition) bool {
+		c := meta.FindStatusCondition(conds, v1.ConditionReady)
+		ok := c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == gen
+		if ok && meta.IsStatusConditionTrue(conds, v1.ConditionDegraded) {
+			r.degraded++
+		}
+		return ok
+	}
+	r.pools, r.policies, r.farms = len(pools.Items), len(policies.Items), len(farms.Items)
+	for i := range pools.Items {
+		if judge(pools.Items[i].Generation, pools.Items[i].Status.Conditions) {
+			r.poolsReady++
+		}
+	}
+	for i := range policies.Items {
+		if judge(policies.Items[i].Generation, policies.Items[i].Status.Conditions) {
+			r.policiesReady++
+		}
+	}
+	for i := range farms.Items {
+		if judge(farms.Items[i].Generation, farms.Items[i].Status.Conditions) {
+			r.farmsReady++
+		}
+	}
+	return r, nil
+}
+
+// waitIdle polls the manager's metrics until its work queues are empty and no
+// reconcile runs: the operator has finished reacting to what it saw.
+func (m *managerProcess) waitIdle(ctx context.Context, timeout time.Duration) (samples, error) {
+	var last samples
+	err := poll(ctx, timeout, 250*time.Millisecond, func() error {
+		if err := m.running(); err != nil {
+			return backoffStop{err}
+		}
+		s, err := scrapeHTTP(ctx, "http://"+m.metricsAddr+"/metrics", "")
+		if err != nil {
+			return err
+		}
+		last = s
+		depth, active := s.sum("workqueue_depth"), s.sum("controller_runtime_active_workers")
+		if depth > 0 || active > 0 {
+			return fmt.Errorf("%.0f queued, %.0f reconciling", depth, active)
+		}
+		return nil
+	})
+	return last, err
+}
+
+// backoffStop ends a poll at once with its error.
+type backoffStop struct{ error }
+
+// poll calls check every interval until it returns nil, returns backoffStop,
+// the context ends or timeout passes.
+func poll(ctx context.Context, timeout, interval time.Duration, check func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		err := check()
+		if err == nil {
+			return nil
+		}
+		var stop backoffStop
+		if errors.As(err, &stop) {
+			return stop.error
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,46 @@
+package controllers
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+)
+
+// Event filters. Each reconciler writes its own status; without these filters
+// every status write would queue the object again, and every pool's status
+// write would re-render the farms in front of it.
+
+// specOrMetadataChanged passes creations, deletions and updates of spec,
+// labels or annotations: not updates of status alone.
+var specOrMetadataChanged = builder.WithPredicates(predicate.Or(
+	predicate.GenerationChangedPredicate{},
+	predicate.LabelChangedPredicate{},
+	predicate.AnnotationChangedPredicate{},
+))
+
+// existenceChanged passes only creations and deletions: a farm needs to know
+// that a CachePolicy it names exists, nothing more.
+var existenceChanged = builder.WithPredicates(predicate.Funcs{
+	UpdateFunc: func(event.UpdateEvent) bool { return false },
+})
+
+// poolReadinessChanged passes creations, deletions and updates that change a
+// pool's Ready condition: what a farm's status depends on.
+var poolReadinessChanged = builder.WithPredicates(predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		before, okBefore := e.ObjectOld.(*v1.AppPool)
+		after, okAfter := e.ObjectNew.(*v1.AppPool)
+		if !okBefore || !okAfter {
+			return true
+		}
+		return meta.IsStatusConditionTrue(before.Status.Conditions, v1.ConditionReady) !=
+			meta.IsStatusConditionTrue(after.Status.Conditions, v1.ConditionReady)
+	},
+})
+
+// routesChanged passes creations, deletions and spec changes of a farm: what
+// decides which pools a cache tier fronts.
+var routesChanged = builder.WithPredicates(predicate.GenerationChangedPredicate{})
