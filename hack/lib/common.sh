@@ -10,6 +10,7 @@ KUBE_VERSION=v1.36.3
 ETCD_VERSION=v3.6.5
 ENVOY_VERSION=1.40.0
 CONTROLLER_GEN_VERSION=v0.22.0
+HELM_VERSION=v3.22.0
 NGINX_SERIES=1.22 # Debian bookworm's nginx
 
 log() { printf '\033[1;34m==>\033[0m %s\n' "$*" >&2; }
