@@ -77,6 +77,20 @@ demo: tools build ## Start a local control plane, run the operator against it, a
 run: ## Run the operator against the cluster in KUBECONFIG.
 	go run ./cmd/manager
 
+##@ Local cluster
+
+.PHONY: cluster-up
+cluster-up: tools ## Start the local single-node Kubernetes (idempotent; needs root).
+	hack/cluster/up.sh
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local cluster and remove everything it created.
+	hack/cluster/down.sh
+
+.PHONY: images
+images: build ## Build the operator, nginx, Envoy, Prometheus and client images (no registry needed).
+	hack/images/build.sh
+
 ##@ Benchmarks
 
 .PHONY: bench-control-plane

