@@ -1,10 +1,17 @@
 package controllers
 
 import (
+	"context"
+	"time"
+
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 )
@@ -44,3 +51,29 @@ var poolReadinessChanged = builder.WithPredicates(predicate.Funcs{
 // routesChanged passes creations, deletions and spec changes of a farm: what
 // decides which pools a cache tier fronts.
 var routesChanged = builder.WithPredicates(predicate.GenerationChangedPredicate{})
+
+// batchDelay is how long a farm waits after a pool's readiness changes before
+// it reconciles: pools of a farm tend to change together (a rollout, a node
+// failure, a fresh install), and one reconcile then covers them all.
+const batchDelay = time.Second
+
+// enqueueBatched maps an event to requests like EnqueueRequestsFromMapFunc, but
+// adds them after batchDelay; the work queue keeps one entry per request.
+func enqueueBatched(mapFn handler.MapFunc) handler.EventHandler {
+	add := func(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		for _, req := range mapFn(ctx, obj) {
+			q.AddAfter(req, batchDelay)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, e.ObjectNew, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, e.Object, q)
+		},
+	}
+}
