@@ -53,7 +53,7 @@ lint: ## gofmt and go vet.
 
 .PHONY: build
 build: ## Build the operator binary into bin/.
-	CGO_ENABLED=0 go build -trimpath -o $(BIN)/manager ./cmd/manager
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(BIN)/manager ./cmd/manager
 
 .PHONY: test
 test: tools gen-check lint ## Install tools, check generated files, lint, and run every test.

@@ -1,0 +1,383 @@
+#!/usr/bin/env bash
+# Builds the container images of the operator and its local cluster without a
+# registry or a container engine:
+#   root filesystem (debootstrap, or binaries plus their ldd libraries)
+#   -> umoci (init/new/unpack/repack/config) -> skopeo copy oci:... docker-archive:...
+# Each image is a docker-archive tarball in a cache keyed by the image's inputs
+# ($WEBFARM_CACHE/images/<name>-<key>.tar), linked as bin/images/<name>.tar.
+# An image whose inputs did not change is not rebuilt.
+#
+# Usage: hack/images/build.sh [--force] [operator|nginx|envoy|prometheus|client ...]
+# Needs root (debootstrap, file ownership). See docs/images.md.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$HERE/../lib/common.sh"
+. "$HERE/versions.env"
+
+IMAGES_CACHE="$CACHE/images"
+LINKS="$BIN/images"
+ALL_IMAGES=(operator nginx envoy prometheus client)
+NONROOT=65532
+PATH_ENV=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+KEEP=3 # archives kept per image (the newest ones)
+
+ref_of() {
+  case "$1" in
+    operator) echo localhost/webfarm-operator:dev ;;
+    nginx) echo localhost/webfarm-nginx:1.22.1 ;;
+    envoy) echo "localhost/webfarm-envoy:$ENVOY_VERSION" ;;
+    prometheus) echo localhost/webfarm-prometheus:2.42 ;;
+    client) echo localhost/webfarm-client:dev ;;
+    *) die "unknown image: $1 (known: ${ALL_IMAGES[*]})" ;;
+  esac
+}
+
+# ---- host tools -------------------------------------------------------------
+
+apt_install() {
+  [ "$(id -u)" = 0 ] || die "missing $*; installing needs root: apt-get install $*"
+  log "installing $* from Debian"
+  export DEBIAN_FRONTEND=noninteractive
+  local apt=(apt-get -o DPkg::Lock::Timeout=600 -y -qq --no-install-recommends)
+  "${apt[@]}" install "$@" >/dev/null 2>&1 || {
+    "${apt[@]}" update >/dev/null
+    "${apt[@]}" install "$@" >/dev/null
+  }
+}
+
+need_tools() { # need_tools CMD... (Debian package named like the command)
+  local missing=() t
+  for t in "$@"; do command -v "$t" >/dev/null 2>&1 || missing+=("$t"); done
+  [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
+}
+
+debian_mirror() {
+  if [ -n "${WEBFARM_DEBIAN_MIRROR:-}" ]; then echo "$WEBFARM_DEBIAN_MIRROR"; return; fi
+  # The mirror apt uses for the main archive (not -security), else the default.
+  local m
+  m="$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
+    sed -n -e 's/^URIs:[[:space:]]*//p' -e 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]\+\).*/\2/p' |
+    tr ' ' '\n' | grep -E '/debian/?$' | grep -v security | head -n1 || true)"
+  echo "${m:-http://deb.debian.org/debian}"
+}
+
+# ---- root filesystem helpers ------------------------------------------------
+
+# base_files ROOTFS: users, groups, name service switch and /tmp for images
+# that are not a Debian userland.
+base_files() {
+  local r=$1
+  mkdir -p "$r/etc" "$r/tmp"
+  chmod 1777 "$r/tmp"
+  printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%s:%s:nonroot:/nonexistent:/sbin/nologin\n' "$NONROOT" "$NONROOT" >"$r/etc/passwd"
+  printf 'root:x:0:\nnonroot:x:%s:\n' "$NONROOT" >"$r/etc/group"
+  printf 'hosts: files dns\n' >"$r/etc/nsswitch.conf"
+  etc_hosts "$r"
+}
+
+# etc_hosts ROOTFS: a default /etc/hosts (the kubelet mounts its own in pods).
+etc_hosts() {
+  [ -e "$1/etc/hosts" ] || printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$1/etc/hosts"
+}
+
+# add_nonroot ROOTFS: the non-root user of a Debian userland.
+add_nonroot() {
+  local r=$1
+  grep -q "^nonroot:" "$r/etc/passwd" || echo "nonroot:x:$NONROOT:$NONROOT:nonroot:/nonexistent:/usr/sbin/nologin" >>"$r/etc/passwd"
+  grep -q "^nonroot:" "$r/etc/group" || echo "nonroot:x:$NONROOT:" >>"$r/etc/group"
+}
+
+# copy_libs ROOTFS FILE: copy the shared libraries FILE (a path inside ROOTFS)
+# needs, as the host's ldd resolves them, to the same paths in ROOTFS.
+copy_libs() {
+  local r=$1 f=$2 lib
+  for lib in $(ldd "$r$f" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
+    mkdir -p "$r$(dirname "$lib")"
+    cp -L --preserve=mode "$lib" "$r$lib"
+  done
+}
+
+# host_libs_of FILE: "package=version" of the host packages owning FILE's libraries.
+host_libs_of() {
+  local lib pkgs=()
+  for lib in $(ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
+    pkgs+=("$(dpkg -S "$lib" 2>/dev/null | head -n1 | cut -d: -f1)")
+  done
+  local p
+  for p in $(printf '%s\n' "${pkgs[@]}" | sort -u); do
+    [ -n "$p" ] && printf '%s=%s\n' "$p" "$(dpkg-query -W -f '${Version}' "$p")"
+  done
+}
+
+# debootstrap_rootfs ROOTFS "pkg=version ...": a Debian minbase userland with
+# those packages, checked against the pinned versions.
+debootstrap_rootfs() {
+  local r=$1 pins=$2 p names=() mirror
+  for p in $pins; do names+=("${p%%=*}"); done
+  mirror="$(debian_mirror)"
+  mkdir -p "$IMAGES_CACHE/debs"
+  log "debootstrap $DEBIAN_SUITE minbase + ${names[*]} from $mirror"
+  if ! debootstrap --variant=minbase --include="$(IFS=,; echo "${names[*]}")" \
+    --cache-dir="$IMAGES_CACHE/debs" "$DEBIAN_SUITE" "$r" "$mirror" >"$WORK/debootstrap.log" 2>&1; then
+    tail -n 20 "$WORK/debootstrap.log" >&2
+    die "debootstrap failed (log above)"
+  fi
+  local got
+  for p in $pins; do
+    got="$(dpkg-query --admindir="$r/var/lib/dpkg" -W -f '${Version}' "${p%%=*}" 2>/dev/null || true)"
+    [ "$got" = "${p#*=}" ] || die "$DEBIAN_SUITE installed ${p%%=*} $got, pinned ${p#*=}: update hack/images/versions.env"
+  done
+}
+
+# trim_debian ROOTFS: drop what a container does not need (apt lists and
+# caches, docs except copyright files, man pages, locales, logs, device nodes).
+trim_debian() {
+  local r=${1:?}
+  case "$(readlink -f "$r")" in "$(readlink -f "$IMAGES_CACHE")"/work.*/bundle/rootfs) ;; *) die "refusing to trim $r" ;; esac
+  rm -rf "${r:?}"/var/lib/apt/lists/* "${r:?}"/var/cache/apt/*.bin "${r:?}"/var/cache/apt/archives/*.deb \
+    "${r:?}"/var/cache/debconf/*-old "${r:?}"/var/cache/ldconfig/aux-cache "${r:?}"/var/lib/dpkg/*-old \
+    "${r:?}"/usr/share/man/* "${r:?}"/usr/share/info/* "${r:?}"/usr/share/lintian "${r:?}"/usr/share/linda \
+    "${r:?}"/dev/* "${r:?}"/tmp/* "${r:?}"/var/tmp/* "${r:?}"/run/*
+  find "$r/var/log" -type f -delete
+  find "$r/usr/share/doc" -mindepth 1 ! -type d ! -name copyright -delete
+  find "$r/usr/share/doc" -mindepth 1 -type d -empty -delete
+  find "$r/usr/share/locale" -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +
+  mkdir -p "$r/var/lib/apt/lists/partial"
+  # debootstrap copies the build host's name settings; the runtime mounts the pod's.
+  : >"$r/etc/resolv.conf"
+  echo localhost >"$r/etc/hostname"
+  chmod 0644 "$r/etc/resolv.conf" "$r/etc/hostname"
+  etc_hosts "$r"
+  chmod 1777 "$r/tmp" "$r/var/tmp"
+}
+
+# packages_of ROOTFS: every installed Debian package and version.
+packages_of() {
+  dpkg-query --admindir="$1/var/lib/dpkg" -W -f '${Package}=${Version}\n' | sort
+}
+
+# ---- images -------------------------------------------------------------------
+# Each image has inputs_<name> (prints its inputs: part of the cache key) and
+# rootfs_<name> ROOTFS (fills the root filesystem, sets CONFIG and writes the
+# package manifest to $WORK/packages.txt).
+
+manager_bin() { echo "$BIN/manager"; }
+
+inputs_operator() {
+  local m; m="$(manager_bin)"
+  [ -x "$m" ] || die "$m is missing: run 'make build' (or 'make images', which builds it)"
+  echo "manager-sha256=$(sha256sum <"$m" | cut -d' ' -f1)"
+}
+rootfs_operator() {
+  local r=$1
+  base_files "$r"
+  install -m 0755 "$(manager_bin)" "$r/manager"
+  ! ldd "$r/manager" >/dev/null 2>&1 || die "bin/manager is not statically linked (build it with CGO_ENABLED=0)"
+  echo "manager-sha256=$(sha256sum <"$r/manager" | cut -d' ' -f1)" >"$WORK/packages.txt"
+  CONFIG=(--config.entrypoint /manager --config.label org.opencontainers.image.title=webfarm-operator)
+}
+
+envoy_bin() {
+  local e="$CACHE/envoy-$ENVOY_VERSION/envoy"
+  [ -x "$e" ] || "$ROOT/hack/install-tools.sh" envoy >&2
+  echo "$e"
+}
+inputs_envoy() {
+  local e; e="$(envoy_bin)"
+  echo "envoy=$ENVOY_VERSION sha256=$(sha256sum <"$e" | cut -d' ' -f1)"
+  host_libs_of "$e"
+}
+rootfs_envoy() {
+  local r=$1 e
+  e="$(envoy_bin)"
+  base_files "$r"
+  mkdir -p "$r/etc/envoy"
+  install -D -m 0755 "$e" "$r/usr/local/bin/envoy"
+  copy_libs "$r" /usr/local/bin/envoy
+  "$r/usr/local/bin/envoy" --version | grep -q "/$ENVOY_VERSION/" || die "unexpected envoy version"
+  { echo "envoy=$ENVOY_VERSION"; host_libs_of "$e"; } >"$WORK/packages.txt"
+  CONFIG=(--config.entrypoint /usr/local/bin/envoy
+    --config.cmd --config-path --config.cmd /etc/envoy/envoy.json
+    --config.label "org.opencontainers.image.title=webfarm-envoy"
+    --config.label "org.opencontainers.image.version=$ENVOY_VERSION")
+}
+
+inputs_nginx() { echo "suite=$DEBIAN_SUITE packages=$NGINX_IMAGE_PACKAGES"; }
+rootfs_nginx() {
+  local r=$1
+  debootstrap_rootfs "$r" "$NGINX_IMAGE_PACKAGES"
+  trim_debian "$r"
+  add_nonroot "$r"
+  # nginx opens its built-in error log before reading the configuration: send
+  # both logs to the container's output so a read-only root file system works.
+  mkdir -p "$r/var/log/nginx" "$r/var/lib/nginx" "$r/etc/webfarm"
+  ln -sfn /dev/stderr "$r/var/log/nginx/error.log"
+  ln -sfn /dev/stdout "$r/var/log/nginx/access.log"
+  chmod 0755 "$r/var/log/nginx" "$r/var/lib/nginx" "$r/etc/webfarm"
+  chmod -R o+rX "$r/etc" "$r/usr" "$r/var/lib/nginx"
+  packages_of "$r" >"$WORK/packages.txt"
+  cp "$WORK/packages.txt" "$r/etc/webfarm-image-packages.txt"
+  CONFIG=(--config.entrypoint /usr/sbin/nginx
+    --config.cmd -c --config.cmd /etc/webfarm/nginx.conf
+    --config.stopsignal SIGQUIT
+    --config.label "org.opencontainers.image.title=webfarm-nginx"
+    --config.label "org.opencontainers.image.version=$(grep '^nginx-light=' "$WORK/packages.txt" | cut -d= -f2)")
+}
+
+inputs_client() { echo "suite=$DEBIAN_SUITE packages=$CLIENT_IMAGE_PACKAGES"; }
+rootfs_client() {
+  local r=$1
+  debootstrap_rootfs "$r" "$CLIENT_IMAGE_PACKAGES"
+  trim_debian "$r"
+  add_nonroot "$r"
+  chmod -R o+rX "$r/etc" "$r/usr"
+  packages_of "$r" >"$WORK/packages.txt"
+  cp "$WORK/packages.txt" "$r/etc/webfarm-image-packages.txt"
+  CONFIG=(--config.cmd sleep --config.cmd infinity
+    --config.label "org.opencontainers.image.title=webfarm-client")
+}
+
+inputs_prometheus() { echo "suite=$DEBIAN_SUITE package=$PROMETHEUS_PACKAGE"; host_libs_of /bin/true; }
+prometheus_deb() {
+  local name=${PROMETHEUS_PACKAGE%%=*} ver=${PROMETHEUS_PACKAGE#*=} deb
+  deb="$IMAGES_CACHE/debs/${name}_${ver//:/%3a}_amd64.deb"
+  if [ ! -f "$deb" ]; then
+    log "downloading $PROMETHEUS_PACKAGE (apt-get download)"
+    mkdir -p "$WORK/dl" "$IMAGES_CACHE/debs"
+    (cd "$WORK/dl" && { apt-get download -qq "$PROMETHEUS_PACKAGE" 2>/dev/null ||
+      { apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null && apt-get download -qq "$PROMETHEUS_PACKAGE"; }; })
+    mv "$WORK"/dl/*.deb "$deb"
+  fi
+  echo "$deb"
+}
+rootfs_prometheus() {
+  local r=$1 deb
+  deb="$(prometheus_deb)"
+  dpkg-deb -x "$deb" "$WORK/pkg"
+  base_files "$r"
+  install -D -m 0755 "$WORK/pkg/usr/bin/prometheus" "$r/usr/bin/prometheus"
+  copy_libs "$r" /usr/bin/prometheus
+  for d in consoles console_libraries; do
+    [ -d "$WORK/pkg/etc/prometheus/$d" ] && { mkdir -p "$r/etc/prometheus"; cp -a "$WORK/pkg/etc/prometheus/$d" "$r/etc/prometheus/"; }
+    [ -d "$WORK/pkg/usr/share/prometheus/$d" ] && { mkdir -p "$r/usr/share/prometheus"; cp -a "$WORK/pkg/usr/share/prometheus/$d" "$r/usr/share/prometheus/"; }
+  done
+  mkdir -p "$r/etc/prometheus" "$r/prometheus"
+  cat >"$r/etc/prometheus/prometheus.yml" <<'EOF'
+# Default configuration: Prometheus scrapes itself. Mount your own over it.
+global:
+  scrape_interval: 15s
+scrape_configs:
+  - job_name: prometheus
+    static_configs:
+      - targets: ["localhost:9090"]
+EOF
+  chown "$NONROOT:$NONROOT" "$r/prometheus"
+  chmod 0775 "$r/prometheus"
+  { echo "$PROMETHEUS_PACKAGE"; host_libs_of "$r/usr/bin/prometheus"; } >"$WORK/packages.txt"
+  CONFIG=(--config.entrypoint /usr/bin/prometheus
+    --config.cmd --config.file=/etc/prometheus/prometheus.yml
+    --config.cmd --storage.tsdb.path=/prometheus
+    --config.volume /prometheus
+    --config.workingdir /prometheus
+    --config.exposedports 9090/tcp
+    --config.label "org.opencontainers.image.title=webfarm-prometheus"
+    --config.label "org.opencontainers.image.version=${PROMETHEUS_PACKAGE#*=}")
+}
+
+# remove_work: delete $WORK, first unmounting anything a failed debootstrap left
+# mounted below it (never delete through a mount).
+remove_work() {
+  [ -n "$WORK" ] && [ -d "$WORK" ] || return 0
+  awk -v w="$WORK/" 'index($2, w) == 1 {print $2}' /proc/self/mounts | sort -r | while read -r m; do
+    umount -l "$m" || true
+  done
+  if awk -v w="$WORK/" 'index($2, w) == 1 {f=1} END {exit !f}' /proc/self/mounts; then
+    log "warning: mounts remain below $WORK; not deleting it"
+  else
+    rm -rf "$WORK"
+  fi
+  WORK=""
+}
+
+# ---- build one image ----------------------------------------------------------
+
+# key_of NAME: hash of the image's inputs and of the code that builds it.
+key_of() {
+  local n=$1
+  {
+    echo "ref=$(ref_of "$n")"
+    "inputs_$n"
+    declare -f "rootfs_$n" build_image base_files etc_hosts add_nonroot copy_libs debootstrap_rootfs trim_debian
+  } | sha256sum | cut -c1-16
+}
+
+build_image() {
+  local n=$1 ref key archive
+  ref="$(ref_of "$n")"
+  key="$(key_of "$n")"
+  archive="$IMAGES_CACHE/$n-$key.tar"
+  if [ -f "$archive" ] && [ -z "$FORCE" ]; then
+    log "$ref: up to date ($(basename "$archive"))"
+  else
+    local start=$SECONDS
+    log "$ref: building"
+    WORK="$(mktemp -d "$IMAGES_CACHE/work.$n.XXXXXX")"
+    local layout="$WORK/oci" tag=image bundle="$WORK/bundle"
+    umoci init --layout "$layout"
+    umoci new --image "$layout:$tag"
+    umoci unpack --image "$layout:$tag" "$bundle" >/dev/null
+    CONFIG=()
+    "rootfs_$n" "$bundle/rootfs"
+    chmod 0755 "$bundle/rootfs"
+    umoci repack --image "$layout:$tag" "$bundle" >/dev/null
+    local labels=() p pins=""
+    while read -r p; do pins+="${pins:+ }$p"; done <"$WORK/packages.txt"
+    labels+=(--config.label "webfarm.dev/image-inputs=$key")
+    case "$n" in
+      nginx | client) labels+=(--config.label "webfarm.dev/debian-suite=$DEBIAN_SUITE"
+        --config.label "webfarm.dev/packages=$(eval echo "\$${n^^}_IMAGE_PACKAGES")") ;;
+      *) labels+=(--config.label "webfarm.dev/packages=$pins") ;;
+    esac
+    umoci config --image "$layout:$tag" --author webfarm.dev \
+      --config.user "$NONROOT:$NONROOT" --config.env "PATH=$PATH_ENV" \
+      --config.label "org.opencontainers.image.ref.name=$ref" "${labels[@]}" "${CONFIG[@]}"
+    umoci gc --layout "$layout"
+    rm -f "$archive.tmp"
+    skopeo --insecure-policy copy --quiet "oci:$layout:$tag" "docker-archive:$archive.tmp:$ref"
+    cp "$WORK/packages.txt" "$IMAGES_CACHE/$n-$key.packages.txt"
+    mv "$archive.tmp" "$archive"
+    remove_work
+    log "$ref: built in $((SECONDS - start)) s, $(du -h "$archive" | cut -f1) ($(basename "$archive"))"
+    # Keep the newest archives of this image only.
+    local old
+    for old in $(ls -t "$IMAGES_CACHE/$n"-*.tar 2>/dev/null | tail -n +$((KEEP + 1))); do
+      rm -f "$old" "${old%.tar}.packages.txt"
+    done
+  fi
+  touch "$archive" # newest = last used, for the pruning above
+  mkdir -p "$LINKS"
+  ln -sfn "$archive" "$LINKS/$n.tar"
+  ln -sfn "${archive%.tar}.packages.txt" "$LINKS/$n.packages.txt"
+}
+
+FORCE=""
+images=()
+for a in "$@"; do
+  case "$a" in
+    --force) FORCE=1 ;;
+    -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) ref_of "$a" >/dev/null; images+=("$a") ;;
+  esac
+done
+[ ${#images[@]} -gt 0 ] || images=("${ALL_IMAGES[@]}")
+
+[ "$(id -u)" = 0 ] || die "building images needs root (debootstrap, chroot, file ownership)"
+need_tools umoci skopeo debootstrap
+mkdir -p "$IMAGES_CACHE"
+# One build at a time per cache.
+exec 8>"$IMAGES_CACHE/.lock"
+flock 8
+for WORK in "$IMAGES_CACHE"/work.*; do remove_work; done
+WORK=""
+trap remove_work EXIT
+for n in "${images[@]}"; do build_image "$n"; done
