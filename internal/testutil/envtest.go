@@ -38,6 +38,8 @@ func StartControlPlane() (*ControlPlane, error) {
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		// Start can fail after both processes run (installing the CRDs, say).
+		_ = env.Stop()
 		return nil, fmt.Errorf("starting the test control plane: %w", err)
 	}
 	return &ControlPlane{env: env, Config: cfg}, nil
