@@ -4,8 +4,8 @@
 # registry (imagePullPolicy: IfNotPresent or Never).
 #
 # Usage: hack/images/load.sh [--address SOCKET] [--if-running] [ARCHIVE...]
-#   --address SOCKET  containerd socket; default $CONTAINERD_ADDRESS, else
-#                     /run/containerd/containerd.sock
+#   --address SOCKET  containerd socket; default $CONTAINERD_ADDRESS, else the
+#                     local cluster's (make cluster-up), else /run/containerd/containerd.sock
 #   --if-running      when containerd is not reachable, say so and exit 0
 #                     (default: exit 2 with the same message)
 #   ARCHIVE...        docker-archive tarballs; default: every bin/images/*.tar
@@ -15,7 +15,14 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/../lib/common.sh"
 
-address="${CONTAINERD_ADDRESS:-/run/containerd/containerd.sock}"
+local_cluster_socket="${WEBFARM_CLUSTER_DIR:-/var/lib/webfarm-cluster}/containerd/containerd.sock"
+if [ -n "${CONTAINERD_ADDRESS:-}" ]; then
+  address="$CONTAINERD_ADDRESS"
+elif [ -S "$local_cluster_socket" ]; then
+  address="$local_cluster_socket"
+else
+  address=/run/containerd/containerd.sock
+fi
 namespace="${CONTAINERD_NAMESPACE:-k8s.io}"
 optional=""
 archives=()
