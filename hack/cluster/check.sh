@@ -63,39 +63,6 @@ spec:
   ports:
   - {name: http, port: 80, targetPort: 8080, protocol: TCP}
   - {name: dns, port: 53, targetPort: 5353, protocol: UDP}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: echo}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: echo}}
-  template:
-    metadata: {labels: {app: echo}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers:
-      - name: echo
-        image: $COREDNS_IMAGE
-        imagePullPolicy: Never
-        args: ["-conf", "/etc/coredns/Corefile"]
-        readinessProbe:
-          httpGet: {path: /health, port: 8080}
-          periodSeconds: 1
-        volumeMounts:
-        - {name: config, mountPath: /etc/coredns}
-      volumes:
-      - name: config
-        configMap: {name: echo}
----
-apiVersion: v1
-kind: Service
-metadata: {name: echo}
-spec:
-  selector: {app: echo}
-  ports:
-  - {name: http, port: 80, targetPort: 8080, protocol: TCP}
-  - {name: dns, port: 53, targetPort: 5353, protocol: UDP}
 EOF
 kc -n "$ns" rollout status deployment/echo --timeout=60s >/dev/null
 ip="$(kc -n "$ns" get service echo -o jsonpath='{.spec.clusterIP}')"
