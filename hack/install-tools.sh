@@ -58,56 +58,10 @@ install_envoy() {
   link envoy "$out/envoy"
 }
 
-install_nginx() {
-  if ! command -v nginx >/dev/null 2>&1; then
-    log "installing nginx from Debian"
-    [ "$(id -u)" = 0 ] || die "nginx is missing and installing it needs root: apt-get install nginx-light"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >/dev/null
-    apt-get install -y -qq --no-install-recommends nginx-light >/dev/null
-  fi
-  local v; v="$(nginx -v 2>&1)"
-  case "$v" in *"nginx/$NGINX_SERIES."*) ;; *) log "warning: expected nginx $NGINX_SERIES.x, found: $v" ;; esac
-  link nginx "$(command -v nginx)"
-}
-
-install_controller_gen() {
-  local out="$CACHE/controller-gen-$CONTROLLER_GEN_VERSION"
-  if [ ! -x "$out/controller-gen" ]; then
-    log "installing controller-gen $CONTROLLER_GEN_VERSION"
-    GOBIN="$out.tmp" go install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION"
-    rm -rf "$out" && mv "$out.tmp" "$out"
-  fi
-  link controller-gen "$out/controller-gen"
-}
-
-install_helm() {
-  local out="$CACHE/helm-$HELM_VERSION"
-  if [ ! -x "$out/helm" ]; then
-    log "installing helm $HELM_VERSION"
-    GOBIN="$out.tmp" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
-    rm -rf "$out" && mv "$out.tmp" "$out"
-  fi
-  link helm "$out/helm"
-}
-
-COREDNS_VERSION=v1.14.7
-
-install_coredns() {
-  local out="$CACHE/coredns-$COREDNS_VERSION"
-  if [ ! -x "$out/coredns" ]; then
-    log "building coredns $COREDNS_VERSION from the Go module proxy (first time: about 2 minutes)"
-    rm -rf "$out.tmp"
-    CGO_ENABLED=0 GOBIN="$out.tmp" go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
-    rm -rf "$out" && mv "$out.tmp" "$out"
-  fi
-  link k8s/coredns "$out/coredns"
-}
-
-# Debian packages the local cluster (hack/cluster/) runs on. Installs only what is missing.
-install_cluster_packages() {
-  local pkgs=(containerd runc containernetworking-plugins iptables conntrack umoci skopeo) p missing=()
-  for p in "${pkgs[@]}"; do
+# apt_install PKG...: installs the Debian packages that are missing.
+apt_install() {
+  local p missing=()
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
@@ -117,6 +71,28 @@ install_cluster_packages() {
   apt-get update -qq >/dev/null
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
+
+# go_install NAME VERSION PACKAGE LINK: a static `go install` of PACKAGE@VERSION
+# into the cache, linked as bin/LINK.
+go_install() {
+  local name=$1 version=$2 package=$3 link_as=$4 out="$CACHE/$1-$2"
+  if [ ! -x "$out/$name" ]; then
+    log "installing $name $version from the Go module proxy"
+    rm -rf "$out.tmp"
+    CGO_ENABLED=0 GOBIN="$out.tmp" go install -trimpath -ldflags "-s -w" "$package@$version"
+    rm -rf "$out" && mv "$out.tmp" "$out"
+  fi
+  link "$link_as" "$out/$name"
+}
+
+install_nginx() {
+  command -v nginx >/dev/null 2>&1 || apt_install nginx-light
+  local v; v="$(nginx -v 2>&1)"
+  case "$v" in *"nginx/$NGINX_SERIES."*) ;; *) log "warning: expected nginx $NGINX_SERIES.x, found: $v" ;; esac
+  link nginx "$(command -v nginx)"
+}
+
+COREDNS_VERSION=v1.14.7
 
 tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(controller-gen helm nginx envoy etcd kube)
@@ -130,10 +106,10 @@ for t in "${tools[@]}"; do
     etcd) build_etcd ;;
     envoy) install_envoy ;;
     nginx) install_nginx ;;
-    controller-gen) install_controller_gen ;;
-    helm) install_helm ;;
-    coredns) install_coredns ;;
-    cluster-packages) install_cluster_packages ;;
+    controller-gen) go_install controller-gen "$CONTROLLER_GEN_VERSION" sigs.k8s.io/controller-tools/cmd/controller-gen controller-gen ;;
+    helm) go_install helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm helm ;;
+    coredns) go_install coredns "$COREDNS_VERSION" github.com/coredns/coredns k8s/coredns ;;
+    cluster-packages) apt_install containerd runc containernetworking-plugins iptables conntrack umoci skopeo ;;
     *) die "unknown tool: $t" ;;
   esac
 done
