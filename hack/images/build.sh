@@ -194,7 +194,7 @@ rootfs_envoy() {
   mkdir -p "$r/etc/envoy"
   install -D -m 0755 "$e" "$r/usr/local/bin/envoy"
   copy_libs "$r" /usr/local/bin/envoy
-  "$r/usr/local/bin/envoy" --version | grep -q "/$ENVOY_VERSION/" || die "unexpected envoy version"
+  "$r/usr/local/bin/envoy" --version | grep "/$ENVOY_VERSION/" >/dev/null || die "unexpected envoy version"
   { echo "envoy=$ENVOY_VERSION"; host_libs_of "$e"; } >"$WORK/packages.txt"
   CONFIG=(--config.entrypoint /usr/local/bin/envoy
     --config.cmd --config-path --config.cmd /etc/envoy/envoy.json
