@@ -50,14 +50,20 @@ fmt: ## Format the Go code.
 lint: ## gofmt and go vet.
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; test -z "$$out" || { echo "gofmt needed:"; echo "$$out"; exit 1; }
 	go vet ./...
+	go vet -tags e2e ./test/e2e/...
 
 .PHONY: build
 build: ## Build the operator binary into bin/.
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(BIN)/manager ./cmd/manager
 
 .PHONY: test
-test: tools gen-check lint ## Install tools, check generated files, lint, and run every test.
+test: tools gen-check lint ## Install tools, check generated files, lint, and run every test (the e2e suite needs root).
 	go test ./... -count=1 -timeout 20m
+	$(MAKE) test-e2e
+
+.PHONY: test-e2e
+test-e2e: tools images ## Run the end-to-end suite on the local cluster (needs root; starts it unless running, then stops it).
+	go test -tags e2e ./test/e2e/ -count=1 -timeout 30m -v
 
 .PHONY: test-unit
 test-unit: ## Run the tests without the tool install and checks (tools must be installed).
@@ -70,8 +76,8 @@ update-golden: ## Rewrite the golden files from the renderers.
 ##@ Run
 
 .PHONY: demo
-demo: tools build ## Start a local control plane, run the operator against it, apply config/samples/.
-	hack/demo.sh
+demo: tools build ## The sample farm on the local cluster (root); DEMO_ARGS=--existing-cluster uses $$KUBECONFIG's.
+	hack/demo.sh $(DEMO_ARGS)
 
 .PHONY: run
 run: ## Run the operator against the cluster in KUBECONFIG.

@@ -288,8 +288,10 @@ nodeStatusReportFrequency: 10s
 syncFrequency: 10s
 fileCheckFrequency: 10s
 EOF
+# --containerd: cAdvisor (inside the kubelet) looks for containerd at the
+# default socket to label container CPU counters with pod and container names.
 start kubelet "$K8S_BIN/kubelet" --config "$S/kubelet-config.yaml" --kubeconfig "$S/kubelet.kubeconfig" \
-  --root-dir "$S/kubelet" --node-ip "$NODE_IP" --hostname-override "$NODE_NAME" --v=1
+  --root-dir "$S/kubelet" --node-ip "$NODE_IP" --hostname-override "$NODE_NAME" --containerd "$CTR_SOCK" --v=1
 
 cat >"$S/kube-proxy-config.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1

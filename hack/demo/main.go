@@ -1,7 +1,11 @@
-// Command demo is `make demo` on the embedded default: a local control plane
-// (kube-apiserver and etcd built from upstream), the operator running against
-// it, and config/samples/ applied. It prints what exists and how to look at it
-// with kubectl, stays up until Ctrl-C, and then removes everything it started.
+// Command demo is `make demo`: the operator on a real Kubernetes serving the
+// sample farm. By default it runs on the local single-node cluster
+// (hack/cluster; started if needed, with the project's images loaded); with
+// --existing-cluster it uses the cluster in KUBECONFIG instead. Either way it
+// installs charts/webfarm-operator with Helm, applies config/samples/ in a
+// namespace that enforces the restricted Pod Security profile, waits until
+// everything is Ready, prints how to reach the farm and look at it, and on
+// Ctrl-C removes what it created.
 package main
 
 import (
@@ -9,185 +13,225 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
+	"io"
+	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
-	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/devcluster"
 )
 
+type options struct {
+	existingCluster bool
+	kubeconfig      string
+	namespace       string
+	set             []string
+	once            bool
+	keep            bool
+}
+
 func main() {
-	once := flag.Bool("once", false, "exit after the samples are reconciled instead of waiting for Ctrl-C")
+	var o options
+	flag.BoolVar(&o.existingCluster, "existing-cluster", false,
+		"use the cluster in $KUBECONFIG (or --kubeconfig) instead of the local cluster; its nodes must be able to pull the images (see --set)")
+	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to use; implies --existing-cluster")
+	flag.StringVar(&o.namespace, "namespace", "webfarm-demo", "namespace for the sample farm (created with the restricted Pod Security profile)")
+	flag.Func("set", "a Helm value for the operator's chart, key=value (repeatable), e.g. image.repository=registry.example/webfarm-operator",
+		func(v string) error { o.set = append(o.set, v); return nil })
+	flag.BoolVar(&o.once, "once", false, "exit once the samples are Ready instead of waiting for Ctrl-C")
+	flag.BoolVar(&o.keep, "keep", false, "leave the cluster, the operator and the samples running on exit")
 	flag.Parse()
+	if o.kubeconfig != "" {
+		o.existingCluster = true
+	} else if o.existingCluster {
+		o.kubeconfig = os.Getenv("KUBECONFIG")
+		if o.kubeconfig == "" {
+			o.kubeconfig = filepath.Join(os.Getenv("HOME"), ".kube", "config")
+		}
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := testutil.RepoRoot()
-	if err := run(ctx, root, filepath.Join(root, "bin", "manager"), *once); err != nil {
+	root, err := devcluster.RepoRoot()
+	if err == nil {
+		err = run(ctx, root, o, os.Stdout)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, root, managerBinary string, once bool) (err error) {
-	dir := filepath.Join(root, ".demo")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
+var samples = []string{"webfarm/contoso", "apppool/www", "apppool/images", "cachepolicy/static-content"}
 
-	step("starting a local control plane (kube-apiserver and etcd)")
-	cp, err := testutil.StartControlPlane()
-	if err != nil {
-		return err
-	}
-	defer func() {
-		step("stopping the control plane")
-		err = errors.Join(err, cp.Stop())
-	}()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	raw, err := cp.KubeConfig()
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(kubeconfig, raw, 0o600); err != nil {
-		return err
-	}
-
-	metricsAddr, err := freeLoopbackAddress()
-	if err != nil {
-		return err
-	}
-	step("starting the operator")
-	manager := exec.Command(managerBinary,
-		"--kubeconfig", kubeconfig,
-		"--metrics-bind-address", metricsAddr,
-		"--health-probe-bind-address", "0",
-	)
-	logFile, err := os.Create(filepath.Join(dir, "operator.log"))
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	manager.Stdout, manager.Stderr = logFile, logFile
-	if err := manager.Start(); err != nil {
-		return fmt.Errorf("starting bin/manager (run: make build): %w", err)
-	}
-	defer func() {
-		step("stopping the operator")
-		_ = manager.Process.Signal(syscall.SIGTERM)
-		_ = manager.Wait()
-	}()
-
-	kubectl := func(args ...string) (string, error) {
-		out, err := exec.CommandContext(ctx, filepath.Join(root, "bin", "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
-		if err != nil {
-			return string(out), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, out)
+func run(ctx context.Context, root string, o options, out io.Writer) (err error) {
+	step := func(msg string) { fmt.Fprintf(out, "\033[1;34m==>\033[0m %s\n", msg) }
+	// Teardown runs after Ctrl-C too, so it gets a context of its own.
+	cleanup := func(what string, f func(context.Context) error) {
+		if o.keep {
+			return
 		}
-		return string(out), nil
+		step(what)
+		c, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		err = errors.Join(err, f(c))
 	}
-	step("applying config/samples/")
-	out, err := kubectl("apply", "-f", filepath.Join(root, "config", "samples"))
+
+	kubeconfig := o.kubeconfig
+	local := !o.existingCluster
+	if local {
+		step("starting the local cluster (hack/cluster/up.sh)")
+		cluster, err := devcluster.StartLocal(ctx, root, out)
+		if cluster != nil && cluster.StartedHere() {
+			defer cleanup("stopping the local cluster", func(context.Context) error { return cluster.Stop() })
+		}
+		if err != nil {
+			return err
+		}
+		kubeconfig = cluster.Kubeconfig()
+		step("loading the images into the cluster (hack/images/load.sh)")
+		if err := cluster.LoadImages(ctx); err != nil {
+			return err
+		}
+	}
+	k := devcluster.NewKubectl(root, kubeconfig)
+
+	release := devcluster.DefaultRelease()
+	release.Set = o.set
+	if local {
+		id, err := devcluster.OperatorImageID(root)
+		if err != nil {
+			return err
+		}
+		release.PodAnnotations = map[string]string{"webfarm.dev/image": id}
+	}
+	step(fmt.Sprintf("installing the operator: helm upgrade --install %s charts/webfarm-operator -n %s", release.Name, release.Namespace))
+	created, err := release.Install(ctx, root, k, out)
 	if err != nil {
 		return err
 	}
-	fmt.Print(out)
-
-	step("waiting for the operator to reconcile every sample")
-	if err := waitReconciled(ctx, kubectl, 60*time.Second); err != nil {
-		return fmt.Errorf("%w (operator log: %s)", err, filepath.Join(dir, "operator.log"))
+	if created {
+		defer cleanup("uninstalling the operator", func(c context.Context) error { return release.Uninstall(c, root, k, out) })
 	}
-	out, err = kubectl("get", "webfarms,apppools,cachepolicies")
+
+	step(fmt.Sprintf("applying config/samples/ in namespace %s (restricted Pod Security enforced)", o.namespace))
+	if err := devcluster.EnsureNamespace(ctx, k, o.namespace); err != nil {
+		return err
+	}
+	defer cleanup("deleting namespace "+o.namespace, func(c context.Context) error {
+		return devcluster.DeleteNamespace(c, k, o.namespace, 2*time.Minute)
+	})
+	applied, err := k.Run(ctx, "apply", "-n", o.namespace, "-f", filepath.Join(root, "config", "samples"))
 	if err != nil {
 		return err
 	}
-	fmt.Println()
-	fmt.Print(out)
-	out, err = kubectl("get", "deployments,services,configmaps,poddisruptionbudgets", "-l", "app.kubernetes.io/managed-by=webfarm-operator")
+	fmt.Fprint(out, applied)
+
+	step("waiting until the farm, its pools and its cache tier are Ready")
+	if err := k.WaitReady(ctx, o.namespace, 4*time.Minute, samples...); err != nil {
+		listing, _ := k.Run(ctx, "get", "-n", o.namespace, "web,deployments,pods", "-o", "wide")
+		return fmt.Errorf("%w\n%s", err, listing)
+	}
+	listing, err := k.Run(ctx, "get", "-n", o.namespace, "web,deployments,services,pods")
 	if err != nil {
 		return err
 	}
-	fmt.Println()
-	fmt.Print(out)
-	fmt.Printf(`
-The control plane is up and the operator reconciles the samples.
-In another terminal:
+	fmt.Fprintln(out)
+	fmt.Fprint(out, listing)
 
-  export KUBECONFIG=%s
-  export PATH=%s:$PATH
-  kubectl get webfarms,apppools,cachepolicies       # short: kubectl get wf,ap,cp
-  kubectl describe webfarm contoso                  # conditions and events
-  kubectl get deployment contoso-frontend -o yaml   # the generated Envoy frontend
-  kubectl get configmap www-pool -o jsonpath='{.data.nginx\.conf}'
-  kubectl explain apppool.spec.queue                # every field is documented
-  kubectl edit apppool www                          # a change rolls the pool's pods
-  curl -s http://%s/metrics | grep controller_runtime_reconcile_total
-
-This control plane runs no nodes, so pods are not started and Ready stays
-False with reason Progressing ("0/2 replicas ready").
-
-Press Ctrl-C to stop and clean up.
-`, kubeconfig, filepath.Join(root, "bin"), metricsAddr)
-	if once {
+	reach, err := howToReach(ctx, k, o.namespace, local)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nThe sample farm is Ready. In another terminal:\n\n")
+	printCommands(out, [][2]string{
+		{"export KUBECONFIG=" + kubeconfig, ""},
+		{"export PATH=" + filepath.Join(root, "bin") + ":$PATH", "the project's kubectl and helm"},
+		{"kubectl get web -n " + o.namespace, "farms, pools, cache policies (wf, ap, cp)"},
+		{"kubectl describe webfarm contoso -n " + o.namespace, "conditions and events"},
+		{"kubectl explain apppool.spec.queue", "every field is documented"},
+		{"kubectl edit apppool www -n " + o.namespace, "a change rolls the pool's pods"},
+		{"kubectl get pods -n " + o.namespace + " -w", ""},
+	})
+	fmt.Fprintln(out)
+	printCommands(out, reach)
+	if o.once {
 		return nil
 	}
+	fmt.Fprintln(out, "Press Ctrl-C to stop and clean up.")
 	<-ctx.Done()
-	fmt.Println()
+	fmt.Fprintln(out)
 	return nil
 }
 
-// waitReconciled polls until every sample's status describes its current generation.
-func waitReconciled(ctx context.Context, kubectl func(...string) (string, error), timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		out, err := kubectl("get", "webfarms,apppools,cachepolicies", "-o",
-			`jsonpath={range .items[*]}{.kind}/{.metadata.name} {.metadata.generation} {.status.observedGeneration}{"\n"}{end}`)
-		if err == nil {
-			pending := pendingObjects(out)
-			if len(pending) == 0 {
-				return nil
-			}
-			err = fmt.Errorf("not reconciled yet: %s", strings.Join(pending, ", "))
-		}
-		if time.Now().After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
+// howToReach tells how to send requests to the sample pools. On the local
+// cluster Services are reachable from the host, and the demo checks that the
+// commands it prints work.
+func howToReach(ctx context.Context, k devcluster.Kubectl, namespace string, local bool) ([][2]string, error) {
+	if !local {
+		return [][2]string{
+			{"kubectl port-forward -n " + namespace + " service/www-pool 8080:80 &", "the www pool's Service on this machine"},
+			{"curl -s http://127.0.0.1:8080/", ""},
+		}, nil
 	}
-}
-
-func pendingObjects(listing string) []string {
-	var pending []string
-	lines := strings.Split(strings.TrimSpace(listing), "\n")
-	for _, line := range lines {
-		f := strings.Fields(line)
-		if len(f) != 3 || f[1] != f[2] {
-			pending = append(pending, line)
-		}
+	get := func(service, field string) (string, error) {
+		return k.Run(ctx, "get", "service", "-n", namespace, service, "-o", "jsonpath={"+field+"}")
 	}
-	if len(lines) < 4 { // the samples hold one farm, two pools and one policy
-		pending = append(pending, "samples not all listed yet")
-	}
-	return pending
-}
-
-func freeLoopbackAddress() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	www, err := get("www-pool", ".spec.clusterIP")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	cache, err := get("static-content-cache", ".spec.clusterIP")
+	if err != nil {
+		return nil, err
+	}
+	nodePort, err := get("contoso-frontend", ".spec.ports[0].nodePort")
+	if err != nil {
+		return nil, err
+	}
+	wwwURL := "http://" + www + "/"
+	if err := devcluster.Poll(ctx, 30*time.Second, 500*time.Millisecond, func() error { return expectOK(ctx, wwwURL) }); err != nil {
+		return nil, fmt.Errorf("the www pool does not answer through its Service: %w", err)
+	}
+	return [][2]string{
+		{"curl -s " + wwwURL, "the www pool (nginx) through its Service"},
+		{"curl -si -H 'X-Webfarm-Pool: images' http://" + cache + "/logo.svg", "the images pool through the cache tier: X-Cache-Status MISS, then HIT"},
+		{"# the Envoy frontend (Service contoso-frontend) listens on 10.200.0.1:" + nodePort, ""},
+	}, nil
 }
 
-func step(msg string) { fmt.Printf("\033[1;34m==>\033[0m %s\n", msg) }
+// printCommands prints shell commands with their comments aligned.
+func printCommands(out io.Writer, commands [][2]string) {
+	width := 0
+	for _, c := range commands {
+		width = max(width, len(c[0]))
+	}
+	for _, c := range commands {
+		if c[1] == "" {
+			fmt.Fprintf(out, "  %s\n", c[0])
+		} else {
+			fmt.Fprintf(out, "  %-*s   # %s\n", width, c[0], c[1])
+		}
+	}
+}
+
+func expectOK(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{Timeout: 2 * time.Second}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+	}
+	return nil
+}

@@ -78,7 +78,7 @@ func TestTheChartRendersTheOperator(t *testing.T) {
 	objs := render(t)
 	for kind, want := range map[string]int{
 		"CustomResourceDefinition": 3, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1,
-		"Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 1,
+		"Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 2, // xDS and metrics
 	} {
 		if got := len(objs[kind]); got != want {
 			t.Errorf("%d %s objects, want %d", got, kind, want)

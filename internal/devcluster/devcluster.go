@@ -1,0 +1,119 @@
+// Package devcluster drives the clusters that `make demo` and the end-to-end
+// tests run on: the local single-node Kubernetes of hack/cluster (started,
+// reused or stopped), the project's images (hack/images), the operator's Helm
+// chart, and kubectl. It runs the same scripts and tools a person would, so the
+// demo, the tests and the docs exercise one path.
+package devcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// LocalClusterDir is where hack/cluster keeps the local cluster's state.
+func LocalClusterDir() string {
+	if dir := os.Getenv("WEBFARM_CLUSTER_DIR"); dir != "" {
+		return strings.TrimSuffix(dir, "/")
+	}
+	return "/var/lib/webfarm-cluster"
+}
+
+// LocalKubeconfig is the admin kubeconfig of the local cluster.
+func LocalKubeconfig() string { return filepath.Join(LocalClusterDir(), "admin.kubeconfig") }
+
+// Local is the local cluster as one caller sees it: whether that caller
+// started it decides whether Stop stops it.
+type Local struct {
+	root        string
+	out         io.Writer
+	startedHere bool
+}
+
+// StartLocal brings the local cluster up (hack/cluster/up.sh, which installs
+// what is missing) unless it already answers, in which case it is reused and
+// Stop leaves it running. Needs root. When up.sh fails, the returned Local is
+// still there to Stop what it left.
+func StartLocal(ctx context.Context, root string, out io.Writer) (*Local, error) {
+	if os.Geteuid() != 0 {
+		return nil, errors.New("the local cluster needs root (it creates network interfaces, mounts and iptables rules); " +
+			"to use another cluster, set KUBECONFIG and pass --existing-cluster")
+	}
+	l := &Local{root: root, out: out}
+	if l.Running(ctx) {
+		fmt.Fprintf(out, "reusing the local cluster that is already running (%s); it stays up afterwards\n", LocalKubeconfig())
+		return l, nil
+	}
+	// From here on Stop stops the cluster, also after a failed or interrupted start.
+	l.startedHere = true
+	return l, runScript(ctx, root, out, "hack/cluster/up.sh")
+}
+
+// Running tells whether the local cluster's API server answers /readyz.
+func (l *Local) Running(ctx context.Context) bool {
+	if _, err := os.Stat(LocalKubeconfig()); err != nil {
+		return false
+	}
+	k := NewKubectl(l.root, LocalKubeconfig())
+	_, err := k.Run(ctx, "get", "--raw", "/readyz", "--request-timeout=5s")
+	return err == nil
+}
+
+// StartedHere tells whether StartLocal started the cluster (and Stop stops it).
+func (l *Local) StartedHere() bool { return l.startedHere }
+
+// Kubeconfig is the local cluster's admin kubeconfig.
+func (l *Local) Kubeconfig() string { return LocalKubeconfig() }
+
+// LoadImages imports the archives built by `make images` into the cluster's
+// containerd (hack/images/load.sh).
+func (l *Local) LoadImages(ctx context.Context) error {
+	return runScript(ctx, l.root, l.out, "hack/images/load.sh")
+}
+
+// Stop removes the local cluster (hack/cluster/down.sh) if StartLocal started
+// it. It ignores ctx's cancellation: teardown must run after an interrupt.
+func (l *Local) Stop() error {
+	if !l.startedHere {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return runScript(ctx, l.root, l.out, "hack/cluster/down.sh")
+}
+
+func runScript(ctx context.Context, root string, out io.Writer, script string, args ...string) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(root, script), args...)
+	cmd.Dir = root
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w", script, err)
+	}
+	return nil
+}
+
+// RepoRoot is the repository holding the working directory: the nearest
+// folder upwards with a go.mod.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not inside the repository: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,122 @@
+// Package framework is what the end-to-end tests stand on: the local cluster
+// brought up once per run with the operator installed by its Helm chart and a
+// Prometheus scraping it, and helpers to apply manifests, wait for conditions
+// with deadlines, send HTTP from the host and from a client pod, and query
+// Prometheus. Each helper fails the test with what it saw.
+package framework
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"webfarm.dev/operator/internal/devcluster"
+)
+
+//go:embed manifests/prometheus.yaml
+var prometheusManifest string
+
+const monitoringNamespace = "webfarm-e2e-monitoring"
+
+// Cluster is the cluster one run of the suite works on.
+type Cluster struct {
+	Root          string
+	Kubectl       devcluster.Kubectl
+	Release       devcluster.Release
+	PrometheusURL string
+
+	local        *devcluster.Local
+	releaseIsNew bool
+	out          io.Writer
+}
+
+// Start brings the local cluster up (or reuses a running one), loads the
+// project's images, installs the operator's chart and deploys Prometheus.
+// Call Stop whatever happens, also after a failed Start.
+func Start(ctx context.Context, out io.Writer) (*Cluster, error) {
+	root, err := devcluster.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Root: root, Release: devcluster.DefaultRelease(), out: out}
+	step := func(format string, args ...any) { fmt.Fprintf(out, "e2e: "+format+"\n", args...) }
+
+	started := time.Now()
+	step("starting the local cluster")
+	if c.local, err = devcluster.StartLocal(ctx, root, out); err != nil {
+		return c, err
+	}
+	c.Kubectl = devcluster.NewKubectl(root, c.local.Kubeconfig())
+	step("loading images")
+	if err := c.local.LoadImages(ctx); err != nil {
+		return c, err
+	}
+	imageID, err := devcluster.OperatorImageID(root)
+	if err != nil {
+		return c, err
+	}
+	c.Release.PodAnnotations = map[string]string{"webfarm.dev/image": imageID}
+	step("installing the chart")
+	if c.releaseIsNew, err = c.Release.Install(ctx, root, c.Kubectl, out); err != nil {
+		return c, err
+	}
+	step("deploying Prometheus")
+	if err := devcluster.EnsureNamespace(ctx, c.Kubectl, monitoringNamespace); err != nil {
+		return c, err
+	}
+	node, err := c.Kubectl.Run(ctx, "get", "nodes", "-o", `jsonpath={.items[0].status.addresses[?(@.type=="InternalIP")].address}`)
+	if err != nil {
+		return c, err
+	}
+	if _, err := c.Kubectl.RunWithInput(ctx, c.prometheusManifest(node), "apply", "-f", "-"); err != nil {
+		return c, err
+	}
+	if _, err := c.Kubectl.Run(ctx, "rollout", "status", "-n", monitoringNamespace, "deployment/prometheus", "--timeout=2m"); err != nil {
+		logs, _ := c.Kubectl.Run(ctx, "logs", "-n", monitoringNamespace, "deployment/prometheus", "--tail=20")
+		return c, fmt.Errorf("%w\nPrometheus log:\n%s", err, logs)
+	}
+	ip, err := c.Kubectl.Run(ctx, "get", "service", "-n", monitoringNamespace, "prometheus", "-o", "jsonpath={.spec.clusterIP}")
+	if err != nil {
+		return c, err
+	}
+	c.PrometheusURL = "http://" + strings.TrimSpace(ip) + ":9090"
+	step("ready in %s", time.Since(started).Round(100*time.Millisecond))
+	return c, nil
+}
+
+// Stop removes what Start created: the whole local cluster if Start started
+// it, else Prometheus and (if new) the chart's release. It runs on its own
+// deadline so that it also works after an interrupt.
+func (c *Cluster) Stop() error {
+	if c == nil || c.local == nil {
+		return nil
+	}
+	fmt.Fprintln(c.out, "e2e: tearing down")
+	if c.local.StartedHere() {
+		return c.local.Stop()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var errs []error
+	if _, err := c.Kubectl.RunWithInput(ctx, c.prometheusManifest(""), "delete", "--ignore-not-found", "--wait=false", "-f", "-"); err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, devcluster.DeleteNamespace(ctx, c.Kubectl, monitoringNamespace, 2*time.Minute))
+	if c.releaseIsNew {
+		errs = append(errs, c.Release.Uninstall(ctx, c.Root, c.Kubectl, c.out))
+	}
+	return errors.Join(errs...)
+}
+
+// prometheusManifest fills the addresses of the operator's metrics Service
+// (from the chart) and of the node into the scrape configuration.
+func (c *Cluster) prometheusManifest(nodeAddress string) string {
+	return strings.NewReplacer(
+		"OPERATOR_METRICS_HOST", c.Release.Name+"-metrics."+c.Release.Namespace+".svc.cluster.local",
+		"NODE_ADDRESS", nodeAddress,
+	).Replace(prometheusManifest)
+}

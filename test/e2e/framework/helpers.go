@@ -1,0 +1,192 @@
+package framework
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"webfarm.dev/operator/internal/devcluster"
+)
+
+// Run runs kubectl and fails the test if it fails.
+func (c *Cluster) Run(t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := c.Kubectl.Run(context.Background(), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Apply applies a manifest (YAML, one or more documents) in a namespace.
+func (c *Cluster) Apply(t testing.TB, namespace, manifest string) {
+	t.Helper()
+	if _, err := c.Kubectl.RunWithInput(context.Background(), manifest, "apply", "-n", namespace, "-f", "-"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ApplyFile applies a file or folder of manifests (kubectl apply -f) in a namespace.
+func (c *Cluster) ApplyFile(t testing.TB, namespace, path string) {
+	t.Helper()
+	c.Run(t, "apply", "-n", namespace, "-f", path)
+}
+
+var notDNSLabel = regexp.MustCompile(`[^a-z0-9]+`)
+
+// Namespace creates a namespace for one test that enforces the restricted Pod
+// Security profile. When the test ends it is deleted and waited for (so the
+// next test finds the node's CPU free); when the test failed, what was in it,
+// its events and the operator's log go to the test log first.
+func (c *Cluster) Namespace(t testing.TB) string {
+	t.Helper()
+	suffix := make([]byte, 3)
+	_, _ = rand.Read(suffix)
+	base := strings.Trim(notDNSLabel.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
+	if len(base) > 40 {
+		base = strings.Trim(base[:40], "-")
+	}
+	name := "e2e-" + base + "-" + hex.EncodeToString(suffix)
+	if err := devcluster.EnsureNamespace(context.Background(), c.Kubectl, name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			c.dump(t, name)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if err := devcluster.DeleteNamespace(ctx, c.Kubectl, name, 2*time.Minute); err != nil {
+			t.Errorf("deleting namespace %s: %v", name, err)
+		}
+	})
+	return name
+}
+
+// dump logs what a failed test leaves behind.
+func (c *Cluster) dump(t testing.TB, namespace string) {
+	ctx := context.Background()
+	for _, args := range [][]string{
+		{"get", "-n", namespace, "web,deployments,replicasets,pods,services,configmaps", "-o", "wide"},
+		{"get", "events", "-n", namespace, "--sort-by=.lastTimestamp"},
+		{"logs", "-n", c.Release.Namespace, "deployment/" + c.Release.Name, "--tail=40"},
+	} {
+		out, err := c.Kubectl.Run(ctx, args...)
+		t.Logf("kubectl %s:\n%s%v", strings.Join(args, " "), out, errOrNothing(err))
+	}
+}
+
+func errOrNothing(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// WaitReady waits until every named webfarm.dev object ("webfarm/contoso")
+// reports Ready=True for its current generation.
+func (c *Cluster) WaitReady(t testing.TB, namespace string, timeout time.Duration, objects ...string) {
+	t.Helper()
+	if err := c.Kubectl.WaitReady(context.Background(), namespace, timeout, objects...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Eventually polls check until it returns nil, and fails the test with its
+// last error when timeout passes.
+func Eventually(t testing.TB, timeout time.Duration, check func() error) {
+	t.Helper()
+	if err := devcluster.Poll(context.Background(), timeout, 250*time.Millisecond, check); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Pod is the part of a pod the tests look at.
+type Pod struct {
+	Name, UID, Phase, Ready, IP string
+	Deleting                    bool
+}
+
+// Pods lists the pods matching a label selector, by name.
+func (c *Cluster) Pods(t testing.TB, namespace, selector string) []Pod {
+	t.Helper()
+	out := c.Run(t, "get", "pods", "-n", namespace, "-l", selector, "-o",
+		`jsonpath={range .items[*]}{.metadata.name} {.metadata.uid} {.status.phase} {.status.conditions[?(@.type=="Ready")].status} {.status.podIP} {.metadata.deletionTimestamp}{"\n"}{end}`)
+	var pods []Pod
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 {
+			continue
+		}
+		p := Pod{Name: f[0], UID: f[1], Phase: f[2], Ready: f[3]}
+		if len(f) > 4 {
+			p.IP = f[4]
+		}
+		p.Deleting = len(f) > 5
+		pods = append(pods, p)
+	}
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	return pods
+}
+
+// ServiceURL is http://<cluster IP>:<first port> of a Service; the local
+// cluster's Services are reachable from the host.
+func (c *Cluster) ServiceURL(t testing.TB, namespace, service string) string {
+	t.Helper()
+	out := c.Run(t, "get", "service", "-n", namespace, service, "-o", "jsonpath={.spec.clusterIP}:{.spec.ports[0].port}")
+	return "http://" + strings.TrimSpace(out)
+}
+
+// Response is what HTTPGet saw.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   string
+}
+
+// HTTPGet sends one GET from the host (2 s timeout). Each header is "Name: value".
+func HTTPGet(url string, headers ...string) (Response, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return Response{}, err
+	}
+	for _, h := range headers {
+		name, value, _ := strings.Cut(h, ":")
+		req.Header.Set(strings.TrimSpace(name), strings.TrimSpace(value))
+	}
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		return Response{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: string(body)}, err
+}
+
+// ExpectBody polls url from the host until it answers 200 with a body
+// containing want.
+func ExpectBody(t testing.TB, timeout time.Duration, url, want string, headers ...string) Response {
+	t.Helper()
+	var last Response
+	Eventually(t, timeout, func() error {
+		r, err := HTTPGet(url, headers...)
+		if err != nil {
+			return err
+		}
+		last = r
+		if r.Status != http.StatusOK || !strings.Contains(r.Body, want) {
+			return fmt.Errorf("GET %s: %d %q, want 200 with %q", url, r.Status, r.Body, want)
+		}
+		return nil
+	})
+	return last
+}

@@ -1,0 +1,146 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"webfarm.dev/operator/test/e2e/framework"
+)
+
+var samples = []string{"webfarm/contoso", "apppool/www", "apppool/images", "cachepolicy/static-content"}
+
+const (
+	managedBy    = "app.kubernetes.io/managed-by=webfarm-operator"
+	wwwPods      = "app.kubernetes.io/name=webfarm-pool,app.kubernetes.io/instance=www"
+	wwwPage      = "Served by the www application pool"
+	logoFragment = "<svg"
+)
+
+// The samples as users apply them, in a namespace that enforces the
+// restricted profile, from Ready to deletion. The steps share one farm
+// because each builds on the state the one before left.
+func TestTheSampleFarm(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cluster.ApplyFile(t, ns, filepath.Join(cluster.Root, "config", "samples"))
+	cluster.WaitReady(t, ns, 4*time.Minute, samples...)
+
+	t.Run("every generated pod is admitted under the restricted Pod Security profile", func(t *testing.T) {
+		// The check means something only if the namespace refuses a pod that breaks the profile.
+		_, err := cluster.Kubectl.RunWithInput(t.Context(), `apiVersion: v1
+kind: Pod
+metadata: {name: runs-as-root}
+spec:
+  containers: [{name: c, image: localhost/webfarm-client:dev, imagePullPolicy: Never}]
+`, "apply", "-n", ns, "-f", "-")
+		if err == nil || !strings.Contains(err.Error(), `violates PodSecurity "restricted`) {
+			t.Fatalf("a pod that breaks the restricted profile was not refused: %v", err)
+		}
+		listing := cluster.Run(t, "get", "deployments", "-n", ns, "-l", managedBy, "-o",
+			`jsonpath={range .items[*]}{.metadata.name} {.spec.replicas} {.status.readyReplicas}{"\n"}{end}`)
+		deployments := strings.Split(strings.TrimSpace(listing), "\n")
+		if len(deployments) != 4 {
+			t.Fatalf("generated Deployments:\n%s\nwant 4 (frontend, two pools, cache tier)", listing)
+		}
+		for _, d := range deployments {
+			if f := strings.Fields(d); len(f) != 3 || f[1] != f[2] {
+				t.Errorf("Deployment %q: want every replica ready", d)
+			}
+		}
+		if events := cluster.Run(t, "get", "events", "-n", ns, "--field-selector", "reason=FailedCreate", "-o", "name"); events != "" {
+			t.Errorf("pods were refused: %s", events)
+		}
+	})
+
+	t.Run("each pool's nginx serves its content through its Service", func(t *testing.T) {
+		framework.ExpectBody(t, 30*time.Second, cluster.ServiceURL(t, ns, "www-pool")+"/", wwwPage)
+		framework.ExpectBody(t, 30*time.Second, cluster.ServiceURL(t, ns, "images-pool")+"/logo.svg", logoFragment)
+
+		client := cluster.ClientPod(t, ns)
+		for _, c := range []struct{ url, want string }{
+			{fmt.Sprintf("http://www-pool.%s.svc.cluster.local/", ns), wwwPage},
+			{fmt.Sprintf("http://images-pool.%s.svc.cluster.local/logo.svg", ns), logoFragment},
+		} {
+			status, body, err := client.Get(c.url)
+			if err != nil || status != http.StatusOK || !strings.Contains(body, c.want) {
+				t.Errorf("from a client pod, GET %s: %d %q %v; want 200 with %q", c.url, status, body, err, c.want)
+			}
+		}
+	})
+
+	t.Run("the cache tier serves the images pool and then answers from its cache", func(t *testing.T) {
+		url := cluster.ServiceURL(t, ns, "static-content-cache") + "/logo.svg"
+		first := framework.ExpectBody(t, 30*time.Second, url, logoFragment, "X-Webfarm-Pool: images")
+		framework.Eventually(t, 10*time.Second, func() error {
+			r, err := framework.HTTPGet(url, "X-Webfarm-Pool: images")
+			if err != nil {
+				return err
+			}
+			if got := r.Header.Get("X-Cache-Status"); got != "HIT" {
+				return fmt.Errorf("X-Cache-Status %q after a first answer with %q, want HIT", got, first.Header.Get("X-Cache-Status"))
+			}
+			return nil
+		})
+	})
+
+	t.Run("editing a pool rolls its pods and the pool serves again", func(t *testing.T) {
+		before := cluster.Pods(t, ns, wwwPods)
+		if len(before) != 2 {
+			t.Fatalf("www pods before the edit: %+v, want 2", before)
+		}
+		cluster.Run(t, "patch", "apppool", "www", "-n", ns, "--type=merge", "-p", `{"spec":{"memory":"96Mi"}}`)
+		cluster.WaitReady(t, ns, 3*time.Minute, "apppool/www")
+		framework.Eventually(t, 2*time.Minute, func() error {
+			after := cluster.Pods(t, ns, wwwPods)
+			old := map[string]bool{}
+			for _, p := range before {
+				old[p.UID] = true
+			}
+			if len(after) != 2 {
+				return fmt.Errorf("www pods: %+v, want 2 new ones", after)
+			}
+			for _, p := range after {
+				if old[p.UID] || p.Ready != "True" || p.Deleting {
+					return fmt.Errorf("www pods: %+v, want 2 ready pods none of which is one of %+v", after, before)
+				}
+			}
+			return nil
+		})
+		memory := cluster.Run(t, "get", "deployment", "www-pool", "-n", ns, "-o", "jsonpath={.spec.template.spec.containers[0].resources.limits.memory}")
+		if memory != "96Mi" {
+			t.Errorf("the www pool's memory limit is %q after the edit, want 96Mi", memory)
+		}
+		framework.ExpectBody(t, 30*time.Second, cluster.ServiceURL(t, ns, "www-pool")+"/", wwwPage)
+	})
+
+	t.Run("deleting the farm removes every child of the farm, and the cache tier no route names", func(t *testing.T) {
+		cluster.Run(t, "delete", "webfarm", "contoso", "-n", ns, "--wait", "--timeout=60s")
+		framework.Eventually(t, 90*time.Second, func() error {
+			left := cluster.Run(t, "get", "deployments,services,configmaps,serviceaccounts,poddisruptionbudgets,pods",
+				"-n", ns, "-l", "app.kubernetes.io/name in (webfarm-frontend,webfarm-cache)", "-o", "name")
+			if left != "" {
+				return fmt.Errorf("still there:\n%s", left)
+			}
+			return nil
+		})
+		// The pools are resources of their own: they keep serving.
+		framework.ExpectBody(t, 30*time.Second, cluster.ServiceURL(t, ns, "www-pool")+"/", wwwPage)
+	})
+
+	t.Run("deleting the pools and the policy leaves nothing the operator made", func(t *testing.T) {
+		cluster.Run(t, "delete", "apppools,cachepolicies", "--all", "-n", ns, "--wait", "--timeout=60s")
+		framework.Eventually(t, 90*time.Second, func() error {
+			left := cluster.Run(t, "get", "deployments,replicasets,pods,services,configmaps,serviceaccounts,poddisruptionbudgets",
+				"-n", ns, "-l", managedBy, "-o", "name")
+			if left != "" {
+				return fmt.Errorf("still there:\n%s", left)
+			}
+			return nil
+		})
+	})
+}
