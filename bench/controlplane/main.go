@@ -7,9 +7,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -28,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"webfarm.dev/operator/internal/devcluster"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/scheme"
 )
@@ -106,7 +105,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	root, err := repoRoot()
+	root, err := devcluster.RepoRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -383,25 +382,6 @@ func clientConfig(cfg *rest.Config, o options) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = float32(o.clientQPS), o.clientBurst
 	return cfg
-}
-
-// repoRoot finds the module's directory from the working directory up.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.HasPrefix(bytes.TrimSpace(b), []byte("module webfarm.dev/operator")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("run the benchmark inside the repository (go.mod of webfarm.dev/operator not found)")
-		}
-		dir = parent
-	}
 }
 
 // machine describes the host the benchmark ran on.

@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -38,7 +39,7 @@ func (r Release) Install(ctx context.Context, root string, k Kubectl, out io.Wri
 	for _, s := range r.Set {
 		args = append(args, "--set", s)
 	}
-	for _, key := range sortedKeys(r.PodAnnotations) {
+	for _, key := range slices.Sorted(maps.Keys(r.PodAnnotations)) {
 		args = append(args, "--set-string", "podAnnotations."+strings.ReplaceAll(key, ".", `\.`)+"="+r.PodAnnotations[key])
 	}
 	if err := r.helm(ctx, root, k, out, args...); err != nil {
@@ -92,13 +93,4 @@ func OperatorImageID(root string) (string, error) {
 		return "", fmt.Errorf("no operator image archive (run: make images): %w", err)
 	}
 	return strings.TrimSuffix(filepath.Base(target), ".tar"), nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

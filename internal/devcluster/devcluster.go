@@ -6,6 +6,7 @@
 package devcluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -100,19 +101,20 @@ func runScript(ctx context.Context, root string, out io.Writer, script string, a
 }
 
 // RepoRoot is the repository holding the working directory: the nearest
-// folder upwards with a go.mod.
+// folder upwards whose go.mod is this module's.
 func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.HasPrefix(bytes.TrimSpace(b), []byte("module webfarm.dev/operator")) {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("not inside the repository: no go.mod above the working directory")
+			return "", errors.New("run this inside the repository (go.mod of webfarm.dev/operator not found above the working directory)")
 		}
 		dir = parent
 	}
