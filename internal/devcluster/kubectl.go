@@ -64,13 +64,14 @@ func Poll(ctx context.Context, timeout, interval time.Duration, check func() err
 }
 
 // WaitReady polls until every named webfarm.dev object (for example
-// "webfarm/contoso") reports Ready=True for its current generation.
+// "webfarm/contoso") reports, for its current generation, Ready=True and not
+// Degraded: everything it asked for runs.
 func (k Kubectl) WaitReady(ctx context.Context, namespace string, timeout time.Duration, objects ...string) error {
 	return Poll(ctx, timeout, 500*time.Millisecond, func() error {
 		var pending []string
 		for _, object := range objects {
 			out, err := k.Run(ctx, "get", "-n", namespace, object, "-o",
-				`jsonpath={.metadata.generation} {.status.observedGeneration} {.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].message}`)
+				`jsonpath={.metadata.generation} {.status.observedGeneration} {.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Degraded")].status} {.status.conditions[?(@.type=="Ready")].message}`)
 			if err != nil {
 				return err
 			}
@@ -85,15 +86,17 @@ func (k Kubectl) WaitReady(ctx context.Context, namespace string, timeout time.D
 	})
 }
 
-// readiness reads WaitReady's "generation observedGeneration status message"
-// line and says what is missing, or "" when the object is ready.
+// readiness reads WaitReady's "generation observedGeneration ready degraded
+// message" line and says what is missing, or "" when the object is ready.
 func readiness(line string) string {
 	f := strings.Fields(line)
 	switch {
 	case len(f) < 2 || f[0] != f[1]:
 		return "not reconciled yet"
-	case len(f) < 3 || f[2] != "True":
-		return "Ready is not True: " + strings.Join(f[2:], " ")
+	case len(f) < 4 || f[2] != "True":
+		return "not Ready: " + strings.Join(f[2:], " ")
+	case f[3] != "False":
+		return "Degraded: " + strings.Join(f[4:], " ")
 	}
 	return ""
 }

@@ -12,11 +12,12 @@ func TestReadiness(t *testing.T) {
 	for _, c := range []struct {
 		name, line, want string
 	}{
-		{"an object ready for its current generation is ready", "3 3 True Available", ""},
-		{"an object whose status describes an older generation is not reconciled yet", "4 3 True Available", "not reconciled yet"},
+		{"an object ready and not degraded for its current generation is ready", "3 3 True False Available", ""},
+		{"an object whose status describes an older generation is not reconciled yet", "4 3 True False Available", "not reconciled yet"},
 		{"an object without status is not reconciled yet", "1", "not reconciled yet"},
-		{"an object reconciled but not Ready says why", "2 2 False 0/2 replicas ready", "Ready is not True: False 0/2 replicas ready"},
-		{"an object reconciled without a Ready condition is not ready", "2 2", "Ready is not True: "},
+		{"an object reconciled but not Ready says why", "2 2 False False 0/2 replicas ready", "not Ready: False False 0/2 replicas ready"},
+		{"an object reconciled without conditions is not ready", "2 2", "not Ready: "},
+		{"an object Ready but Degraded is not ready yet", "2 2 True True 1/2 replicas ready", "Degraded: 1/2 replicas ready"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := readiness(c.line); got != c.want {
