@@ -11,6 +11,7 @@ import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/xds"
 )
 
 // ControllerOptions tune every controller.
@@ -18,6 +19,8 @@ type ControllerOptions struct {
 	// MaxConcurrentReconciles per controller; several farms, pools and
 	// policies converge in parallel.
 	MaxConcurrentReconciles int
+	// XDS, when set, receives each farm's routing (the routing controller).
+	XDS *xds.Server
 }
 
 func (o ControllerOptions) controller() controller.Options {
@@ -30,7 +33,8 @@ const (
 	indexFarmPolicies = "spec.cachePolicies"
 )
 
-// SetupAll registers the field indexes and the three controllers with a manager.
+// SetupAll registers the field indexes and the controllers with a manager:
+// one per kind, and the routing controller when opts.XDS is set.
 func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions) error {
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
@@ -52,7 +56,13 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 	if err := (&AppPoolReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	return (&CachePolicyReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts)
+	if err := (&CachePolicyReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {
+		return err
+	}
+	if opts.XDS == nil {
+		return nil
+	}
+	return (&RoutingReconciler{Client: c, Platform: platform, XDS: opts.XDS}).SetupWithManager(mgr, opts)
 }
 
 // referencedNames lists the distinct non-empty names a farm's routes give.

@@ -21,10 +21,13 @@ import (
 	"webfarm.dev/operator/controllers"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/xds"
 )
 
 // The suite shares one real API server and one running operator.
 var (
+	// xdsServer is the running operator's xDS server (routing snapshots).
+	xdsServer *xds.Server
 	cfg       *rest.Config
 	k8sClient client.Client
 	// operatorClient is the running operator's client: it reads from the
@@ -83,7 +86,12 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := controllers.SetupAll(mgr, platform, controllers.ControllerOptions{MaxConcurrentReconciles: 2}); err != nil {
+	xdsServer = xds.NewServer("127.0.0.1:0")
+	if err := mgr.Add(xdsServer); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := controllers.SetupAll(mgr, platform, controllers.ControllerOptions{MaxConcurrentReconciles: 2, XDS: xdsServer}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -24,17 +25,18 @@ import (
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/scheme"
+	"webfarm.dev/operator/internal/xds"
 )
 
 func main() {
 	var (
-		metricsAddr, probeAddr, xdsAddress string
-		leaderElect                        bool
-		leaderElectionNamespace            string
-		envoyImage, nginxImage, pullPolicy string
-		concurrency                        int
-		apiQPS                             float64
-		apiBurst                           int
+		metricsAddr, probeAddr, xdsAddress, xdsBindAddress string
+		leaderElect                                        bool
+		leaderElectionNamespace                            string
+		envoyImage, nginxImage, pullPolicy                 string
+		concurrency                                        int
+		apiQPS                                             float64
+		apiBurst                                           int
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (\"0\" turns it off)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
@@ -44,6 +46,7 @@ func main() {
 	flag.StringVar(&nginxImage, "nginx-image", "localhost/webfarm-nginx:1.22.1", "image of the nginx workers and cache tiers")
 	flag.StringVar(&pullPolicy, "image-pull-policy", "IfNotPresent", "pull policy of every generated container")
 	flag.StringVar(&xdsAddress, "xds-address", "webfarm-operator-xds.webfarm-system.svc:18000", "host:port where Envoy frontends reach the operator's xDS server")
+	flag.StringVar(&xdsBindAddress, "xds-bind-address", ":18000", "address the xDS server listens on")
 	flag.IntVar(&concurrency, "concurrency", 4, "reconciles in parallel per kind")
 	flag.Float64Var(&apiQPS, "kube-api-qps", 50, "API requests per second the operator may send (sustained)")
 	flag.IntVar(&apiBurst, "kube-api-burst", 100, "API requests the operator may send in a burst")
@@ -73,7 +76,12 @@ func main() {
 		log.Error(err, "creating the manager")
 		os.Exit(1)
 	}
-	if err := controllers.SetupAll(mgr, platform, controllers.ControllerOptions{MaxConcurrentReconciles: concurrency}); err != nil {
+	xdsServer := xds.NewServer(xdsBindAddress)
+	if err := mgr.Add(xdsServer); err != nil {
+		log.Error(err, "adding the xDS server")
+		os.Exit(1)
+	}
+	if err := controllers.SetupAll(mgr, platform, controllers.ControllerOptions{MaxConcurrentReconciles: concurrency, XDS: xdsServer}); err != nil {
 		log.Error(err, "setting up the controllers")
 		os.Exit(1)
 	}
@@ -102,6 +110,8 @@ func onlyManagedChildren() map[client.Object]cache.ByObject {
 		&corev1.Service{}:               managed,
 		&corev1.ServiceAccount{}:        managed,
 		&policyv1.PodDisruptionBudget{}: managed,
+		// EndpointSlices carry their Service's labels.
+		&discoveryv1.EndpointSlice{}: managed,
 	}
 }
 

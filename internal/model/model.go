@@ -8,6 +8,11 @@ import (
 	"time"
 )
 
+// PoolHeader tells a cache tier which pool a request is for: the Envoy
+// frontend sets it (overwriting any a client sent) on routes through a cache
+// tier, and the cache tier's nginx routes on it.
+const PoolHeader = "X-Webfarm-Pool"
+
 // Images are the container images the operator deploys; they come from the
 // operator's flags, never from a custom resource.
 type Images struct {

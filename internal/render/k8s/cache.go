@@ -28,7 +28,7 @@ func Cache(cache model.Cache, nginxConf string) CacheObjects {
 	name := CacheName(cache.Name)
 	owner := Owner{Kind: "CachePolicy", Name: cache.Name, UID: cache.UID}
 
-	c := children{component: componentCache, instance: cache.Name, name: name, namespace: cache.Namespace, owner: owner}
+	c := children{component: ComponentCache, instance: cache.Name, name: name, namespace: cache.Namespace, owner: owner}
 
 	worker := nginxContainer(cache.Platform.Images, cache.CPUMilli, cache.MemorySizeBytes+cacheOverheadBytes).
 		WithReadinessProbe(httpProbe("/healthz", "status", 5*time.Second, time.Second, 3)).

@@ -32,7 +32,7 @@ func Frontend(f model.Farm, bootstrap []byte) FrontendObjects {
 	owner := Owner{Kind: "WebFarm", Name: f.Name, UID: f.UID}
 	fe := f.Frontend
 
-	c := children{component: componentFront, instance: f.Name, name: name, namespace: f.Namespace, owner: owner}
+	c := children{component: ComponentFrontend, instance: f.Name, name: name, namespace: f.Namespace, owner: owner}
 
 	args := append([]string{
 		"--config-path", envoyConfigDir + "/" + BootstrapKey,

@@ -21,22 +21,22 @@ import (
 
 // Labels and annotations on generated objects.
 const (
-	LabelName       = "app.kubernetes.io/name"
-	LabelInstance   = "app.kubernetes.io/instance"
-	LabelComponent  = "app.kubernetes.io/component"
-	LabelManagedBy  = "app.kubernetes.io/managed-by"
-	ManagedBy       = "webfarm-operator"
-	ConfigHashKey   = "webfarm.dev/config-hash"
-	componentFront  = "frontend"
-	componentPool   = "pool"
-	componentCache  = "cache"
-	nonRootUID      = 65532
-	configVolume    = "config"
-	tmpVolume       = "tmp"
-	contentVolume   = "content"
-	cacheVolume     = "cache"
-	drainSeconds    = 5  // preStop pause so the frontend stops routing before nginx exits
-	gracePeriodSecs = 30 // Kubernetes' default, stated so drain time is explicit
+	LabelName         = "app.kubernetes.io/name"
+	LabelInstance     = "app.kubernetes.io/instance"
+	LabelComponent    = "app.kubernetes.io/component"
+	LabelManagedBy    = "app.kubernetes.io/managed-by"
+	ManagedBy         = "webfarm-operator"
+	ConfigHashKey     = "webfarm.dev/config-hash"
+	ComponentFrontend = "frontend"
+	ComponentPool     = "pool"
+	ComponentCache    = "cache"
+	nonRootUID        = 65532
+	configVolume      = "config"
+	tmpVolume         = "tmp"
+	contentVolume     = "content"
+	cacheVolume       = "cache"
+	drainSeconds      = 5  // preStop pause so the frontend stops routing before nginx exits
+	gracePeriodSecs   = 30 // Kubernetes' default, stated so drain time is explicit
 )
 
 // Child object names. Parent names are limited to 50 characters by the CRDs,

@@ -29,7 +29,7 @@ type PoolObjects struct {
 func Pool(p model.Pool, nginxConf string) PoolObjects {
 	name := PoolName(p.Name)
 	owner := Owner{Kind: "AppPool", Name: p.Name, UID: p.UID}
-	c := children{component: componentPool, instance: p.Name, name: name, namespace: p.Namespace, owner: owner}
+	c := children{component: ComponentPool, instance: p.Name, name: name, namespace: p.Namespace, owner: owner}
 
 	nginxCPU, nginxMemory := p.CPUMilli, p.MemoryBytes
 	if p.App != nil {
@@ -81,10 +81,10 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 
 	dep := c.deployment(p.Replicas, ConfigHash(nginxConf), spec.WithContainers(containers...).WithVolumes(volumes...))
 
-	pdb := objectMeta(policyv1ac.PodDisruptionBudget(name, p.Namespace), componentPool, p.Name, owner).
+	pdb := objectMeta(policyv1ac.PodDisruptionBudget(name, p.Namespace), ComponentPool, p.Name, owner).
 		WithSpec(policyv1ac.PodDisruptionBudgetSpec().
 			WithMaxUnavailable(intstr.FromInt32(1)).
-			WithSelector(selector(componentPool, p.Name)))
+			WithSelector(selector(ComponentPool, p.Name)))
 	return PoolObjects{
 		ConfigMap:           c.configMap(NginxConfigKey, nginxConf),
 		Service:             c.service(corev1.ServiceTypeClusterIP, 80, 0),

@@ -26,7 +26,6 @@ const (
 	ContentDir  = "/srv/www"
 	TmpDir      = "/tmp"
 	CacheDir    = "/tmp/cache"
-	PoolHeader  = "X-Webfarm-Pool" // set by the frontend on routes through a cache tier
 	statusPath  = "/nginx_status"
 	livenessURI = "/healthz"
 )
@@ -55,7 +54,7 @@ func CacheConfig(c model.Cache) (string, error) {
 		Workers:           workerProcesses(c.CPUMilli),
 		WorkerConnections: 4096,
 		KeysZoneMegabytes: keysZoneMegabytes(c.MemorySizeBytes),
-		PoolHeaderVar:     "$http_" + strings.ReplaceAll(strings.ToLower(PoolHeader), "-", "_"),
+		PoolHeaderVar:     "$http_" + strings.ReplaceAll(strings.ToLower(model.PoolHeader), "-", "_"),
 		Common:            common(),
 	})
 }

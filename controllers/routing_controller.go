@@ -1,0 +1,149 @@
+package controllers
+
+import (
+	"context"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/xds"
+)
+
+// RoutingReconciler keeps each farm's xDS snapshot in step with the farm and
+// the endpoints of its pools and cache tiers. It writes nothing to the API
+// and runs on every replica of the operator, as each one serves xDS.
+type RoutingReconciler struct {
+	Client   client.Client
+	Platform model.Platform
+	XDS      *xds.Server
+}
+
+// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
+
+func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var farm v1.WebFarm
+	if err := r.Client.Get(ctx, req.NamespacedName, &farm); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.XDS.Remove(req.Namespace + "/" + req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	f, err := model.ResolveFarm(&farm, r.Platform)
+	if err != nil {
+		// The farm's Envoys keep their last good routing; the WebFarm
+		// controller reports the problem in the farm's status.
+		return ctrl.Result{}, nil
+	}
+	var slices discoveryv1.EndpointSliceList
+	if err := r.Client.List(ctx, &slices, client.InNamespace(f.Namespace),
+		client.MatchingLabels{k8s.LabelManagedBy: k8s.ManagedBy}); err != nil {
+		return ctrl.Result{}, err
+	}
+	routing, err := envoy.FarmRouting(f, backendsOf(slices.Items))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, r.XDS.Update(ctx, envoy.NodeCluster(f), routing)
+}
+
+// backendsOf turns the EndpointSlices of the operator's Services (which carry
+// their Service's component and instance labels) into each cluster's
+// endpoints: ready ones take requests, terminating ones that still serve drain.
+func backendsOf(slices []discoveryv1.EndpointSlice) envoy.Backends {
+	b := envoy.Backends{}
+	for _, s := range slices {
+		var cluster string
+		switch s.Labels[k8s.LabelComponent] {
+		case k8s.ComponentPool:
+			cluster = envoy.PoolCluster(s.Labels[k8s.LabelInstance])
+		case k8s.ComponentCache:
+			cluster = envoy.CacheCluster(s.Labels[k8s.LabelInstance])
+		default:
+			continue
+		}
+		port, ok := httpPort(s)
+		if !ok {
+			continue
+		}
+		for _, e := range s.Endpoints {
+			state, serving := endpointState(e.Conditions)
+			if !serving {
+				continue
+			}
+			for _, address := range e.Addresses {
+				b[cluster] = append(b[cluster], envoy.Endpoint{Address: address, Port: port, State: state})
+			}
+		}
+	}
+	return b
+}
+
+func httpPort(s discoveryv1.EndpointSlice) (uint32, bool) {
+	for _, p := range s.Ports {
+		if p.Name != nil && *p.Name == "http" && p.Port != nil {
+			return uint32(*p.Port), true
+		}
+	}
+	return 0, false
+}
+
+// endpointState follows the EndpointSlice conventions: nil ready means ready;
+// a terminating endpoint that still serves is draining.
+func endpointState(c discoveryv1.EndpointConditions) (envoy.EndpointState, bool) {
+	ready := c.Ready == nil || *c.Ready
+	serving := c.Serving != nil && *c.Serving
+	terminating := c.Terminating != nil && *c.Terminating
+	switch {
+	case ready && !terminating:
+		return envoy.EndpointReady, true
+	case serving || (ready && terminating):
+		return envoy.EndpointDraining, true
+	}
+	return 0, false
+}
+
+// SetupWithManager runs the routing controller on every replica: it watches
+// farms and the EndpointSlices of the operator's pools and cache tiers.
+func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOptions) error {
+	options := opts.controller()
+	everyReplica := false
+	options.NeedLeaderElection = &everyReplica
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("routing").
+		For(&v1.WebFarm{}, specOrMetadataChanged).
+		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.farmsBehind)).
+		WithOptions(options).
+		Complete(r)
+}
+
+// farmsBehind maps an EndpointSlice to the farms that route to its pool or cache tier.
+func (r *RoutingReconciler) farmsBehind(ctx context.Context, o client.Object) []reconcile.Request {
+	index := ""
+	switch o.GetLabels()[k8s.LabelComponent] {
+	case k8s.ComponentPool:
+		index = indexFarmPools
+	case k8s.ComponentCache:
+		index = indexFarmPolicies
+	default:
+		return nil
+	}
+	var farms v1.WebFarmList
+	if err := r.Client.List(ctx, &farms, client.InNamespace(o.GetNamespace()),
+		client.MatchingFields{index: o.GetLabels()[k8s.LabelInstance]}); err != nil {
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(farms.Items))
+	for _, f := range farms.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&f)})
+	}
+	return requests
+}

@@ -1,0 +1,111 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/testutil"
+)
+
+// endpointSlice stands in for what the EndpointSlice controller (not part of
+// envtest) makes of a generated Service: its labels, the "http" port, and
+// each address with its conditions.
+func endpointSlice(ns, name, component, instance string, endpoints ...discoveryv1.Endpoint) *discoveryv1.EndpointSlice {
+	return &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{
+			k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelComponent: component, k8s.LabelInstance: instance,
+			discoveryv1.LabelServiceName: instance + "-" + component,
+		}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080)}},
+		Endpoints:   endpoints,
+	}
+}
+
+func endpoint(ip string, ready, serving, terminating bool) discoveryv1.Endpoint {
+	return discoveryv1.Endpoint{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{
+		Ready: &ready, Serving: &serving, Terminating: &terminating,
+	}}
+}
+
+// endpointsOf lists a cluster's endpoints in a farm's snapshot as "ip:port HEALTH".
+func endpointsOf(nodeCluster, cluster string) ([]string, error) {
+	r, ok := xdsServer.Routing(nodeCluster)
+	if !ok {
+		return nil, fmt.Errorf("no snapshot for %s", nodeCluster)
+	}
+	for _, la := range r.Endpoints {
+		if la.ClusterName != cluster {
+			continue
+		}
+		var out []string
+		for _, locality := range la.Endpoints {
+			for _, e := range locality.LbEndpoints {
+				a := e.GetEndpoint().GetAddress().GetSocketAddress()
+				out = append(out, fmt.Sprintf("%s:%d %s", a.GetAddress(), a.GetPortValue(), corev3.HealthStatus_name[int32(e.HealthStatus)]))
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("no cluster %s in the snapshot of %s (version %s)", cluster, nodeCluster, r.Version)
+}
+
+func TestAFarmsSnapshotFollowsItsPoolsEndpointSlices(t *testing.T) {
+	ns := newNamespace(t)
+	create(t, appPool(ns, "shop"), appPool(ns, "blog"), cachePolicy(ns, "static"), webFarm(ns, "contoso"))
+	node := ns + "/contoso"
+	slice := endpointSlice(ns, "shop-pool-abcde", k8s.ComponentPool, "shop",
+		endpoint("10.0.0.2", true, true, false),
+		endpoint("10.0.0.1", false, true, true),  // terminating, still serving: drains
+		endpoint("10.0.0.3", false, false, false), // not ready: no traffic
+	)
+	create(t, slice, endpointSlice(ns, "static-cache-abcde", k8s.ComponentCache, "static", endpoint("10.0.1.1", true, true, false)))
+
+	want := func(cluster string, expected ...string) func() error {
+		return func() error {
+			got, err := endpointsOf(node, cluster)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(got, expected) {
+				return fmt.Errorf("%s endpoints %v, want %v", cluster, got, expected)
+			}
+			return nil
+		}
+	}
+	testutil.Eventually(t, 10*time.Second, want(envoy.PoolCluster("shop"), "10.0.0.1:8080 DRAINING", "10.0.0.2:8080 HEALTHY"))
+	testutil.Eventually(t, 10*time.Second, want(envoy.CacheCluster("static"), "10.0.1.1:8080 HEALTHY"))
+	testutil.Eventually(t, 10*time.Second, want(envoy.PoolCluster("blog")))
+
+	t.Run("a new ready endpoint reaches the snapshot", func(t *testing.T) {
+		start := time.Now()
+		update(t, slice, func() { slice.Endpoints = append(slice.Endpoints, endpoint("10.0.0.4", true, true, false)) })
+		testutil.Eventually(t, 10*time.Second, want(envoy.PoolCluster("shop"), "10.0.0.1:8080 DRAINING", "10.0.0.2:8080 HEALTHY", "10.0.0.4:8080 HEALTHY"))
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("the snapshot took %s to follow the EndpointSlice, want under 1 s", took)
+		}
+	})
+
+	t.Run("deleting the farm removes its snapshot", func(t *testing.T) {
+		farm := webFarm(ns, "contoso")
+		if err := k8sClient.Delete(context.Background(), farm); err != nil {
+			t.Fatal(err)
+		}
+		testutil.Eventually(t, 10*time.Second, func() error {
+			if _, ok := xdsServer.Routing(node); ok {
+				return fmt.Errorf("snapshot of %s still served", node)
+			}
+			return nil
+		})
+	})
+}

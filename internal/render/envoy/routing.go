@@ -1,0 +1,250 @@
+package envoy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"webfarm.dev/operator/internal/model"
+)
+
+// Names of the dynamic resources a farm's Envoys receive over xDS.
+const (
+	ListenerName    = "farm"
+	RouteConfigName = "farm"
+)
+
+// PoolCluster and CacheCluster name the Envoy clusters of a pool and of a
+// cache tier; a farm's snapshot is its own, so names need no namespace.
+func PoolCluster(pool string) string    { return "pool/" + pool }
+func CacheCluster(policy string) string { return "cache/" + policy }
+
+// EndpointState is what the frontend may do with an upstream address.
+type EndpointState int
+
+const (
+	// EndpointReady takes new requests.
+	EndpointReady EndpointState = iota
+	// EndpointDraining is terminating but still serving: it finishes what it
+	// has (and, with cookie affinity, its sticky clients) but takes no new
+	// clients.
+	EndpointDraining
+)
+
+// Endpoint is one upstream address (a pod's IP and serving port).
+type Endpoint struct {
+	Address string
+	Port    uint32
+	State   EndpointState
+}
+
+// Backends holds the endpoints of each cluster (PoolCluster/CacheCluster name).
+type Backends map[string][]Endpoint
+
+// Routing is everything a farm's Envoys receive over xDS, with a version
+// that changes exactly when any of it changes.
+type Routing struct {
+	Version   string
+	Listeners []*listenerv3.Listener
+	Routes    []*routev3.RouteConfiguration
+	Clusters  []*clusterv3.Cluster
+	Endpoints []*endpointv3.ClusterLoadAssignment
+}
+
+// FarmRouting builds a farm's listener, routes (a virtual host per site),
+// clusters (one per pool, one per cache tier) and their endpoints. Pure and
+// deterministic: the same farm and backends give the same Routing and version.
+func FarmRouting(f model.Farm, b Backends) (Routing, error) {
+	r := Routing{
+		Listeners: []*listenerv3.Listener{farmListener(f)},
+		Routes:    []*routev3.RouteConfiguration{routeConfig(f)},
+	}
+	clusters := make([]string, 0, len(f.Pools)+len(f.CachePolicies))
+	for _, p := range f.Pools {
+		clusters = append(clusters, PoolCluster(p))
+	}
+	for _, c := range f.CachePolicies {
+		clusters = append(clusters, CacheCluster(c))
+	}
+	slices.Sort(clusters)
+	for _, name := range clusters {
+		r.Clusters = append(r.Clusters, edsCluster(name))
+		r.Endpoints = append(r.Endpoints, loadAssignment(name, b[name]))
+	}
+	for _, m := range r.messages() {
+		if err := m.(interface{ ValidateAll() error }).ValidateAll(); err != nil {
+			return Routing{}, fmt.Errorf("envoy routing of farm %s/%s: %w", f.Namespace, f.Name, err)
+		}
+	}
+	version, err := r.digest()
+	if err != nil {
+		return Routing{}, err
+	}
+	r.Version = version
+	return r, nil
+}
+
+func (r Routing) messages() []proto.Message {
+	var ms []proto.Message
+	for _, m := range r.Listeners {
+		ms = append(ms, m)
+	}
+	for _, m := range r.Routes {
+		ms = append(ms, m)
+	}
+	for _, m := range r.Clusters {
+		ms = append(ms, m)
+	}
+	for _, m := range r.Endpoints {
+		ms = append(ms, m)
+	}
+	return ms
+}
+
+// digest hashes the deterministic encoding of every resource.
+func (r Routing) digest() (string, error) {
+	h := sha256.New()
+	for _, m := range r.messages() {
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%d:", len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+func farmListener(f model.Farm) *listenerv3.Listener {
+	hcm := &hcmv3.HttpConnectionManager{
+		StatPrefix: "farm",
+		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
+			ConfigSource:    adsSource(),
+			RouteConfigName: RouteConfigName,
+		}},
+		// Clients are on the other side of a Service: the connecting address is theirs.
+		UseRemoteAddress: wrapperspb.Bool(true),
+		// Host names match without a port ("shop.example:8080" is "shop.example").
+		StripPortMode: &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true},
+		// Route on the path as the pool will see it: no "..", no "//".
+		NormalizePath: wrapperspb.Bool(true),
+		MergeSlashes:  true,
+		CommonHttpProtocolOptions: &corev3.HttpProtocolOptions{
+			IdleTimeout: durationpb.New(f.Frontend.ConnectionTimeout),
+		},
+		HttpFilters: []*hcmv3.HttpFilter{{
+			Name:       "envoy.filters.http.router",
+			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
+		}},
+	}
+	return &listenerv3.Listener{
+		Name:    ListenerName,
+		Address: socketAddress("0.0.0.0", HTTPPort),
+		FilterChains: []*listenerv3.FilterChain{{
+			Filters: []*listenerv3.Filter{{
+				Name:       "envoy.filters.network.http_connection_manager",
+				ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(hcm)},
+			}},
+		}},
+	}
+}
+
+// routeConfig has a virtual host per site; a request for a host no site
+// names gets 404 from Envoy.
+func routeConfig(f model.Farm) *routev3.RouteConfiguration {
+	rc := &routev3.RouteConfiguration{Name: RouteConfigName}
+	for _, s := range f.Sites {
+		vh := &routev3.VirtualHost{Name: s.Name, Domains: s.Hosts}
+		for _, r := range s.Routes {
+			vh.Routes = append(vh.Routes, route(r, f.Frontend.RequestTimeout))
+		}
+		rc.VirtualHosts = append(rc.VirtualHosts, vh)
+	}
+	return rc
+}
+
+// route sends a path prefix to its pool (or to the cache tier in front of
+// it). The prefix is taken off the path, as an IIS application's virtual
+// directory maps to its root: /images/logo.svg reaches the images pool as
+// /logo.svg.
+func route(r model.Route, timeout time.Duration) *routev3.Route {
+	action := &routev3.RouteAction{
+		ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: PoolCluster(r.Pool)},
+		Timeout:          durationpb.New(timeout),
+	}
+	match := &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}}
+	if r.PathPrefix != "/" {
+		match.PathSpecifier = &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: r.PathPrefix}
+		action.RegexRewrite = &matcherv3.RegexMatchAndSubstitute{
+			// The prefix is validated to [A-Za-z0-9-._~/] segments; QuoteMeta escapes its dots.
+			Pattern:      &matcherv3.RegexMatcher{Regex: "^" + regexp.QuoteMeta(r.PathPrefix) + "/?"},
+			Substitution: "/",
+		}
+	}
+	out := &routev3.Route{Match: match, Action: &routev3.Route_Route{Route: action}}
+	if r.CachePolicy != "" {
+		action.ClusterSpecifier = &routev3.RouteAction_Cluster{Cluster: CacheCluster(r.CachePolicy)}
+		out.RequestHeadersToAdd = []*corev3.HeaderValueOption{{
+			Header:       &corev3.HeaderValue{Key: model.PoolHeader, Value: r.Pool},
+			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+		}}
+	}
+	return out
+}
+
+func edsCluster(name string) *clusterv3.Cluster {
+	return &clusterv3.Cluster{
+		Name:                 name,
+		ConnectTimeout:       durationpb.New(time.Second),
+		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS},
+		EdsClusterConfig:     &clusterv3.Cluster_EdsClusterConfig{EdsConfig: adsSource()},
+		LbPolicy:             clusterv3.Cluster_ROUND_ROBIN,
+	}
+}
+
+// loadAssignment lists a cluster's endpoints, sorted; draining ones are
+// marked so that Envoy sends them no new requests.
+func loadAssignment(cluster string, endpoints []Endpoint) *endpointv3.ClusterLoadAssignment {
+	sorted := slices.Clone(endpoints)
+	slices.SortFunc(sorted, func(a, b Endpoint) int {
+		if a.Address != b.Address {
+			if a.Address < b.Address {
+				return -1
+			}
+			return 1
+		}
+		return int(a.Port) - int(b.Port)
+	})
+	la := &endpointv3.ClusterLoadAssignment{ClusterName: cluster}
+	if len(sorted) == 0 {
+		return la
+	}
+	lbs := make([]*endpointv3.LbEndpoint, 0, len(sorted))
+	for _, e := range sorted {
+		health := corev3.HealthStatus_HEALTHY
+		if e.State == EndpointDraining {
+			health = corev3.HealthStatus_DRAINING
+		}
+		lbs = append(lbs, &endpointv3.LbEndpoint{
+			HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{Address: socketAddress(e.Address, e.Port)}},
+			HealthStatus:   health,
+		})
+	}
+	la.Endpoints = []*endpointv3.LocalityLbEndpoints{{LbEndpoints: lbs}}
+	return la
+}

@@ -1,0 +1,179 @@
+package envoy
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/testutil"
+)
+
+func contoso() model.Farm {
+	return model.Farm{
+		Name: "contoso", Namespace: "web",
+		Platform: model.Platform{XDSHost: "webfarm-operator-xds.webfarm-system.svc", XDSPort: 18000},
+		Sites: []model.Site{
+			{Name: "shop", Hosts: []string{"shop.contoso.example"}, Routes: []model.Route{{PathPrefix: "/", Pool: "www"}}},
+			{Name: "www", Hosts: []string{"*.cdn.contoso.example", "contoso.example", "www.contoso.example"}, Routes: []model.Route{
+				{PathPrefix: "/images.v2", Pool: "images", CachePolicy: "static-content"},
+				{PathPrefix: "/", Pool: "www"},
+			}},
+		},
+		Frontend:      model.Frontend{ConnectionTimeout: 120 * time.Second, RequestTimeout: 30 * time.Second},
+		Pools:         []string{"images", "www"},
+		CachePolicies: []string{"static-content"},
+	}
+}
+
+func contosoBackends() Backends {
+	return Backends{
+		PoolCluster("www"):             {{Address: "10.244.0.12", Port: 8080}, {Address: "10.244.0.11", Port: 8080}, {Address: "10.244.0.9", Port: 8080, State: EndpointDraining}},
+		PoolCluster("images"):          {{Address: "10.244.0.21", Port: 8080}},
+		CacheCluster("static-content"): {{Address: "10.244.0.31", Port: 8080}, {Address: "10.244.0.32", Port: 8080}},
+	}
+}
+
+func TestFarmRouting(t *testing.T) {
+	noEndpoints := contoso()
+	tests := []struct {
+		name     string
+		golden   string
+		farm     model.Farm
+		backends Backends
+	}{
+		{"a farm routes each site's hosts and prefixes to its pools and cache tiers", "routing.json", contoso(), contosoBackends()},
+		{"a pool without endpoints has a cluster with no endpoints", "routing-no-endpoints.json", noEndpoints, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := FarmRouting(tt.farm, tt.backends)
+			if err != nil {
+				t.Fatal(err)
+			}
+			testutil.Golden(t, tt.golden, routingJSON(t, r))
+			testutil.EnvoyCheck(t, string(staticBootstrap(t, tt.farm, r)), NodeIDArgs("frontend-0")...)
+		})
+	}
+}
+
+func TestFarmRoutingVersion(t *testing.T) {
+	base, err := FarmRouting(contoso(), contosoBackends())
+	if err != nil {
+		t.Fatal(err)
+	}
+	shuffled := contosoBackends()
+	www := shuffled[PoolCluster("www")]
+	www[0], www[1] = www[1], www[0]
+	moved := contosoBackends()
+	moved[PoolCluster("www")][0].State = EndpointDraining
+	longer := contoso()
+	longer.Frontend.RequestTimeout = time.Minute
+
+	for _, tt := range []struct {
+		name     string
+		farm     model.Farm
+		backends Backends
+		same     bool
+	}{
+		{"the same farm and endpoints in another order keep the version", contoso(), shuffled, true},
+		{"an endpoint that starts draining changes the version", contoso(), moved, false},
+		{"a changed route timeout changes the version", longer, contosoBackends(), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := FarmRouting(tt.farm, tt.backends)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (r.Version == base.Version) != tt.same {
+				t.Errorf("version %s vs %s: same = %v, want %v", r.Version, base.Version, r.Version == base.Version, tt.same)
+			}
+		})
+	}
+}
+
+// routingJSON writes every resource as stable, indented JSON for the golden file.
+func routingJSON(t *testing.T, r Routing) []byte {
+	t.Helper()
+	doc := map[string]any{"version": r.Version}
+	add := func(key string, ms ...proto.Message) {
+		var list []json.RawMessage
+		for _, m := range ms {
+			b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			list = append(list, b)
+		}
+		doc[key] = list
+	}
+	add("listeners", toMessages(r.Listeners)...)
+	add("routes", toMessages(r.Routes)...)
+	add("clusters", toMessages(r.Clusters)...)
+	add("endpoints", toMessages(r.Endpoints)...)
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	out.WriteByte('\n')
+	return out.Bytes()
+}
+
+func toMessages[T proto.Message](in []T) []proto.Message {
+	out := make([]proto.Message, len(in))
+	for i, m := range in {
+		out[i] = m
+	}
+	return out
+}
+
+// staticBootstrap is the farm's bootstrap with the routing delivered
+// statically (routes inlined, endpoints in the clusters), so that the real
+// Envoy validates exactly what the operator would send over xDS.
+func staticBootstrap(t *testing.T, f model.Farm, r Routing) []byte {
+	t.Helper()
+	raw, err := Bootstrap(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bootstrapv3.Bootstrap
+	if err := protojson.Unmarshal(raw, &b); err != nil {
+		t.Fatal(err)
+	}
+	b.DynamicResources = nil
+	for _, l := range r.Listeners {
+		l = proto.Clone(l).(*listenerv3.Listener)
+		filter := l.FilterChains[0].Filters[0]
+		var hcm hcmv3.HttpConnectionManager
+		if err := filter.GetTypedConfig().UnmarshalTo(&hcm); err != nil {
+			t.Fatal(err)
+		}
+		hcm.RouteSpecifier = &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: r.Routes[0]}
+		filter.ConfigType = &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(&hcm)}
+		b.StaticResources.Listeners = append(b.StaticResources.Listeners, l)
+	}
+	for i, c := range r.Clusters {
+		c = proto.Clone(c).(*clusterv3.Cluster)
+		c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC}
+		c.EdsClusterConfig = nil
+		c.LoadAssignment = r.Endpoints[i]
+		b.StaticResources.Clusters = append(b.StaticResources.Clusters, c)
+	}
+	out, err := marshal(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
