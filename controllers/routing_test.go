@@ -66,7 +66,7 @@ func TestAFarmsSnapshotFollowsItsPoolsEndpointSlices(t *testing.T) {
 	node := ns + "/contoso"
 	slice := endpointSlice(ns, "shop-pool-abcde", k8s.ComponentPool, "shop",
 		endpoint("10.0.0.2", true, true, false),
-		endpoint("10.0.0.1", false, true, true),  // terminating, still serving: drains
+		endpoint("10.0.0.1", false, true, true),   // terminating, still serving: drains
 		endpoint("10.0.0.3", false, false, false), // not ready: no traffic
 	)
 	create(t, slice, endpointSlice(ns, "static-cache-abcde", k8s.ComponentCache, "static", endpoint("10.0.1.1", true, true, false)))
