@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"webfarm.dev/operator/internal/devcluster"
+	"webfarm.dev/operator/internal/model"
 )
 
 type options struct {
@@ -174,8 +175,8 @@ func run(ctx context.Context, root string, o options, out io.Writer) (err error)
 func howToReach(ctx context.Context, k devcluster.Kubectl, namespace string, local bool) ([][2]string, error) {
 	if !local {
 		return [][2]string{
-			{"kubectl port-forward -n " + namespace + " service/www-pool 8080:80 &", "the www pool's Service on this machine"},
-			{"curl -s http://127.0.0.1:8080/", ""},
+			{"kubectl port-forward -n " + namespace + " service/contoso-frontend 8080:80 &", "the farm's Envoy frontend on this machine"},
+			{"curl -s -H 'Host: www.contoso.example' http://127.0.0.1:8080/", ""},
 		}, nil
 	}
 	get := func(service, field string) (string, error) {
@@ -193,14 +194,23 @@ func howToReach(ctx context.Context, k devcluster.Kubectl, namespace string, loc
 	if err != nil {
 		return nil, err
 	}
-	wwwURL := "http://" + www + "/"
-	if err := devcluster.Poll(ctx, 30*time.Second, 500*time.Millisecond, func() error { return expectOK(ctx, wwwURL) }); err != nil {
-		return nil, fmt.Errorf("the www pool does not answer through its Service: %w", err)
+	node, err := k.Run(ctx, "get", "nodes", "-o", `jsonpath={.items[0].status.addresses[?(@.type=="InternalIP")].address}`)
+	if err != nil {
+		return nil, err
+	}
+	front := "http://" + node + ":" + nodePort
+	checks := [][2]string{{front + "/", "www.contoso.example"}, {"http://" + www + "/", ""}}
+	for _, c := range checks {
+		if err := devcluster.Poll(ctx, 60*time.Second, 500*time.Millisecond, func() error { return expectOK(ctx, c[0], c[1]) }); err != nil {
+			return nil, fmt.Errorf("the sample farm does not answer: %w", err)
+		}
 	}
 	return [][2]string{
-		{"curl -s " + wwwURL, "the www pool (nginx) through its Service"},
-		{"curl -si -H 'X-Webfarm-Pool: images' http://" + cache + "/logo.svg", "the images pool through the cache tier: X-Cache-Status MISS, then HIT"},
-		{"# the Envoy frontend (Service contoso-frontend) listens on 10.200.0.1:" + nodePort, ""},
+		{"curl -s -H 'Host: www.contoso.example' " + front + "/", "the farm through its Envoy frontend (NodePort)"},
+		{"curl -si -H 'Host: www.contoso.example' " + front + "/images/logo.svg", "the images pool through the cache tier: X-Cache-Status MISS, then HIT"},
+		{"curl -s -H 'Host: shop.contoso.example' " + front + "/", "another site of the farm"},
+		{"curl -s http://" + www + "/", "the www pool (nginx) alone, through its Service"},
+		{"curl -si -H '" + model.PoolHeader + ": images' http://" + cache + "/logo.svg", "the cache tier alone"},
 	}, nil
 }
 
@@ -219,10 +229,14 @@ func printCommands(out io.Writer, commands [][2]string) {
 	}
 }
 
-func expectOK(ctx context.Context, url string) error {
+// expectOK sends a GET (with a Host header unless host is empty) and wants 200.
+func expectOK(ctx context.Context, url, host string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
+	}
+	if host != "" {
+		req.Host = host
 	}
 	resp, err := (&http.Client{Timeout: 2 * time.Second}).Do(req)
 	if err != nil {

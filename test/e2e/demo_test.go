@@ -31,7 +31,7 @@ func TestTheDemoServesTheSamplesAndCleansUp(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the demo failed: %v\n%s", err, out)
 	}
-	for _, want := range []string{"reusing the local cluster", "The sample farm is Ready", "curl -s http://10.96.", "deleting namespace " + namespace} {
+	for _, want := range []string{"reusing the local cluster", "The sample farm is Ready", "curl -s -H 'Host: www.contoso.example' http://10.200.0.1:", "deleting namespace " + namespace} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, out)
 		}

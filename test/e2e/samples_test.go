@@ -88,6 +88,70 @@ spec:
 		})
 	})
 
+	frontend := cluster.NodeURL(t, ns, "contoso-frontend")
+
+	t.Run("the Envoy frontend routes each site's hosts and paths to their pools", func(t *testing.T) {
+		for _, c := range []struct{ host, path, want string }{
+			{"www.contoso.example", "/", wwwPage},
+			{"contoso.example", "/", wwwPage},
+			{"shop.contoso.example", "/", wwwPage},
+			{"www.contoso.example", "/images/logo.svg", logoFragment},
+		} {
+			framework.ExpectBody(t, 60*time.Second, frontend+c.path, c.want, "Host: "+c.host)
+		}
+		r, err := framework.HTTPGet(frontend+"/", "Host: unknown.example")
+		if err != nil || r.Status != http.StatusNotFound {
+			t.Errorf("a host no site names: %d %v, want 404", r.Status, err)
+		}
+		r, err = framework.HTTPGet(frontend+"/images/logo.svg", "Host: www.contoso.example")
+		if err != nil || r.Header.Get("X-Cache-Status") == "" {
+			t.Errorf("/images goes through the static-content cache tier: want an X-Cache-Status header, got %v %v", r.Header, err)
+		}
+	})
+
+	t.Run("a new route reaches the running Envoys in under a second", func(t *testing.T) {
+		url := frontend + "/brand/logo.svg"
+		if r, err := framework.HTTPGet(url, "Host: www.contoso.example"); err != nil || strings.Contains(r.Body, logoFragment) {
+			t.Fatalf("before the change: %d %v; want the www pool's 404", r.Status, err)
+		}
+		start := time.Now() // sites[0] is the www site, as config/samples/ writes it
+		cluster.Run(t, "patch", "webfarm", "contoso", "-n", ns, "--type=json", "-p",
+			`[{"op":"add","path":"/spec/sites/0/routes/-","value":{"pathPrefix":"/brand","appPool":"images"}}]`)
+		framework.EventuallyEvery(t, 10*time.Second, 20*time.Millisecond, func() error {
+			r, err := framework.HTTPGet(url, "Host: www.contoso.example")
+			if err != nil || !strings.Contains(r.Body, logoFragment) {
+				return fmt.Errorf("GET /brand/logo.svg: %d %v", r.Status, err)
+			}
+			return nil
+		})
+		took := time.Since(start)
+		t.Logf("the route served %s after kubectl patch returned", took.Round(time.Millisecond))
+		if took > time.Second {
+			t.Errorf("the new route took %s to serve, want under 1 s", took)
+		}
+	})
+
+	t.Run("the frontend keeps serving while the operator is away", func(t *testing.T) {
+		operator := "deployment/" + cluster.Release.Name
+		cluster.Run(t, "scale", "-n", cluster.Release.Namespace, operator, "--replicas=0")
+		defer func() {
+			cluster.Run(t, "scale", "-n", cluster.Release.Namespace, operator, "--replicas=1")
+			cluster.Run(t, "rollout", "status", "-n", cluster.Release.Namespace, operator, "--timeout=2m")
+		}()
+		framework.Eventually(t, 60*time.Second, func() error {
+			if pods := cluster.Pods(t, cluster.Release.Namespace, "app.kubernetes.io/name=webfarm-operator"); len(pods) > 0 {
+				return fmt.Errorf("operator pods still there: %+v", pods)
+			}
+			return nil
+		})
+		for i := 0; i < 20; i++ {
+			r, err := framework.HTTPGet(frontend+"/", "Host: www.contoso.example")
+			if err != nil || !strings.Contains(r.Body, wwwPage) {
+				t.Fatalf("request %d with the operator gone: %d %v", i, r.Status, err)
+			}
+		}
+	})
+
 	t.Run("editing a pool rolls its pods and the pool serves again", func(t *testing.T) {
 		before := cluster.Pods(t, ns, wwwPods)
 		if len(before) != 2 {

@@ -100,11 +100,17 @@ func (c *Cluster) WaitReady(t testing.TB, namespace string, timeout time.Duratio
 	}
 }
 
-// Eventually polls check until it returns nil, and fails the test with its
-// last error when timeout passes.
+// Eventually polls check every 250 ms until it returns nil, and fails the
+// test with its last error when timeout passes.
 func Eventually(t testing.TB, timeout time.Duration, check func() error) {
 	t.Helper()
-	if err := devcluster.Poll(context.Background(), timeout, 250*time.Millisecond, check); err != nil {
+	EventuallyEvery(t, timeout, 250*time.Millisecond, check)
+}
+
+// EventuallyEvery is Eventually with another polling interval (for timing).
+func EventuallyEvery(t testing.TB, timeout, interval time.Duration, check func() error) {
+	t.Helper()
+	if err := devcluster.Poll(context.Background(), timeout, interval, check); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -145,6 +151,15 @@ func (c *Cluster) ServiceURL(t testing.TB, namespace, service string) string {
 	return "http://" + strings.TrimSpace(out)
 }
 
+// NodeURL is http://<node address>:<node port> of a NodePort Service: how
+// clients outside the cluster reach it.
+func (c *Cluster) NodeURL(t testing.TB, namespace, service string) string {
+	t.Helper()
+	node := c.Run(t, "get", "nodes", "-o", `jsonpath={.items[0].status.addresses[?(@.type=="InternalIP")].address}`)
+	port := c.Run(t, "get", "service", "-n", namespace, service, "-o", "jsonpath={.spec.ports[0].nodePort}")
+	return "http://" + strings.TrimSpace(node) + ":" + strings.TrimSpace(port)
+}
+
 // Response is what HTTPGet saw.
 type Response struct {
 	Status int
@@ -160,7 +175,12 @@ func HTTPGet(url string, headers ...string) (Response, error) {
 	}
 	for _, h := range headers {
 		name, value, _ := strings.Cut(h, ":")
-		req.Header.Set(strings.TrimSpace(name), strings.TrimSpace(value))
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if strings.EqualFold(name, "Host") {
+			req.Host = value // net/http sends req.Host, not a Host header
+			continue
+		}
+		req.Header.Set(name, value)
 	}
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	resp, err := client.Do(req)
