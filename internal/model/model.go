@@ -82,9 +82,17 @@ type Frontend struct {
 	MemoryBytes       int64
 }
 
+// Session affinity types, as the WebFarm API spells them.
+const (
+	AffinityNone     = "None"
+	AffinityClientIP = "ClientIP"
+	AffinityClassC   = "ClassC"
+	AffinityCookie   = "Cookie"
+)
+
 // Affinity is the resolved session affinity.
 type Affinity struct {
-	Type       string // None, ClientIP, ClassC, Cookie
+	Type       string // AffinityNone, AffinityClientIP, AffinityClassC, AffinityCookie
 	CookieName string
 	CookieTTL  time.Duration
 }

@@ -14,6 +14,7 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	previoushostsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/host/previous_hosts/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/proto"
@@ -83,7 +84,7 @@ func FarmRouting(f model.Farm, b Backends) (Routing, error) {
 	}
 	slices.Sort(clusters)
 	for _, name := range clusters {
-		r.Clusters = append(r.Clusters, edsCluster(name))
+		r.Clusters = append(r.Clusters, edsCluster(name, f.Affinity))
 		r.Endpoints = append(r.Endpoints, loadAssignment(name, b[name]))
 	}
 	for _, m := range r.messages() {
@@ -147,10 +148,10 @@ func farmListener(f model.Farm) *listenerv3.Listener {
 		CommonHttpProtocolOptions: &corev3.HttpProtocolOptions{
 			IdleTimeout: durationpb.New(f.Frontend.ConnectionTimeout),
 		},
-		HttpFilters: []*hcmv3.HttpFilter{{
+		HttpFilters: append(affinityFilters(f.Affinity), &hcmv3.HttpFilter{
 			Name:       "envoy.filters.http.router",
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
-		}},
+		}),
 	}
 	return &listenerv3.Listener{
 		Name:    ListenerName,
@@ -171,7 +172,7 @@ func routeConfig(f model.Farm) *routev3.RouteConfiguration {
 	for _, s := range f.Sites {
 		vh := &routev3.VirtualHost{Name: s.Name, Domains: s.Hosts}
 		for _, r := range s.Routes {
-			vh.Routes = append(vh.Routes, route(r, f.Frontend.RequestTimeout))
+			vh.Routes = append(vh.Routes, route(r, f.Frontend.RequestTimeout, f.Affinity))
 		}
 		rc.VirtualHosts = append(rc.VirtualHosts, vh)
 	}
@@ -182,10 +183,12 @@ func routeConfig(f model.Farm) *routev3.RouteConfiguration {
 // it). The prefix is taken off the path, as an IIS application's virtual
 // directory maps to its root: /images/logo.svg reaches the images pool as
 // /logo.svg.
-func route(r model.Route, timeout time.Duration) *routev3.Route {
+func route(r model.Route, timeout time.Duration, affinity model.Affinity) *routev3.Route {
 	action := &routev3.RouteAction{
 		ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: PoolCluster(r.Pool)},
 		Timeout:          durationpb.New(timeout),
+		HashPolicy:       hashPolicy(affinity),
+		RetryPolicy:      retryUnsent(),
 	}
 	match := &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}}
 	if r.PathPrefix != "/" {
@@ -207,14 +210,42 @@ func route(r model.Route, timeout time.Duration) *routev3.Route {
 	return out
 }
 
-func edsCluster(name string) *clusterv3.Cluster {
-	return &clusterv3.Cluster{
+// retryUnsent retries, on another worker, a request that never reached one:
+// a connection refused or reset before the request went out (a worker that
+// just stopped accepting, a sticky client's draining worker). Requests a
+// worker has seen are never retried.
+func retryUnsent() *routev3.RetryPolicy {
+	return &routev3.RetryPolicy{
+		RetryOn:    "connect-failure,refused-stream,reset-before-request",
+		NumRetries: wrapperspb.UInt32(2),
+		RetryHostPredicate: []*routev3.RetryPolicy_RetryHostPredicate{{
+			Name:       "envoy.retry_host_predicates.previous_hosts",
+			ConfigType: &routev3.RetryPolicy_RetryHostPredicate_TypedConfig{TypedConfig: mustAny(&previoushostsv3.PreviousHostsPredicate{})},
+		}},
+		HostSelectionRetryMaxAttempts: 3,
+	}
+}
+
+func edsCluster(name string, affinity model.Affinity) *clusterv3.Cluster {
+	c := &clusterv3.Cluster{
 		Name:                 name,
 		ConnectTimeout:       durationpb.New(time.Second),
 		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS},
 		EdsClusterConfig:     &clusterv3.Cluster_EdsClusterConfig{EdsConfig: adsSource()},
 		LbPolicy:             clusterv3.Cluster_ROUND_ROBIN,
 	}
+	switch affinity.Type {
+	case model.AffinityClientIP, model.AffinityClassC:
+		// Consistent hashing: scaling moves only the clients of the workers
+		// that come or go.
+		c.LbPolicy = clusterv3.Cluster_MAGLEV
+	case model.AffinityCookie:
+		// A client whose cookie names a draining worker stays on it until it is gone.
+		c.CommonLbConfig = &clusterv3.Cluster_CommonLbConfig{OverrideHostStatus: &corev3.HealthStatusSet{
+			Statuses: []corev3.HealthStatus{corev3.HealthStatus_HEALTHY, corev3.HealthStatus_DRAINING},
+		}}
+	}
+	return c
 }
 
 // loadAssignment lists a cluster's endpoints, sorted; draining ones are

@@ -44,6 +44,11 @@ func contosoBackends() Backends {
 
 func TestFarmRouting(t *testing.T) {
 	noEndpoints := contoso()
+	withAffinity := func(a model.Affinity) model.Farm {
+		f := contoso()
+		f.Affinity = a
+		return f
+	}
 	tests := []struct {
 		name     string
 		golden   string
@@ -52,6 +57,12 @@ func TestFarmRouting(t *testing.T) {
 	}{
 		{"a farm routes each site's hosts and prefixes to its pools and cache tiers", "routing.json", contoso(), contosoBackends()},
 		{"a pool without endpoints has a cluster with no endpoints", "routing-no-endpoints.json", noEndpoints, nil},
+		{"cookie affinity adds the stateful session filter and lets sticky clients reach draining workers", "routing-cookie.json",
+			withAffinity(model.Affinity{Type: model.AffinityCookie, CookieName: "CONTOSO_AFFINITY", CookieTTL: time.Hour}), contosoBackends()},
+		{"client IP affinity hashes the source address onto a Maglev ring", "routing-client-ip.json",
+			withAffinity(model.Affinity{Type: model.AffinityClientIP}), contosoBackends()},
+		{"class C affinity hashes the first three octets of the client's address", "routing-class-c.json",
+			withAffinity(model.Affinity{Type: model.AffinityClassC}), contosoBackends()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -35,11 +35,16 @@ func (c children) service(serviceType corev1.ServiceType, port, nodePort int32) 
 	if nodePort != 0 {
 		p = p.WithNodePort(nodePort)
 	}
-	return objectMeta(corev1ac.Service(c.name, c.namespace), c.component, c.instance, c.owner).
-		WithSpec(corev1ac.ServiceSpec().
-			WithType(serviceType).
-			WithSelector(SelectorLabels(c.component, c.instance)).
-			WithPorts(p))
+	spec := corev1ac.ServiceSpec().
+		WithType(serviceType).
+		WithSelector(SelectorLabels(c.component, c.instance)).
+		WithPorts(p)
+	if serviceType == corev1.ServiceTypeNodePort || serviceType == corev1.ServiceTypeLoadBalancer {
+		// Keep the client's address (no SNAT to a node's): ClientIP and
+		// ClassC affinity hash on it, and pools log it.
+		spec = spec.WithExternalTrafficPolicy(corev1.ServiceExternalTrafficPolicyLocal)
+	}
+	return objectMeta(corev1ac.Service(c.name, c.namespace), c.component, c.instance, c.owner).WithSpec(spec)
 }
 
 // deployment runs pods of the given spec; replicas nil leaves the count to

@@ -1,0 +1,227 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"webfarm.dev/operator/test/e2e/framework"
+)
+
+const affinityFarm = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: affinity-content}
+data:
+  index.html: "affinity test page\n"
+---
+apiVersion: webfarm.dev/v1alpha1
+kind: AppPool
+metadata: {name: web}
+spec:
+  content: {configMap: {name: affinity-content}}
+  replicas: 2
+  cpu: 50m
+  memory: 64Mi
+---
+apiVersion: webfarm.dev/v1alpha1
+kind: WebFarm
+metadata: {name: affinity}
+spec:
+  sites:
+  - name: main
+    hosts: [affinity.example]
+    routes: [{pathPrefix: /, appPool: web}]
+  frontend:
+    replicas: 1
+    cpu: 100m
+    service: {type: NodePort}
+  sessionAffinity:
+    type: Cookie
+    cookie: {name: AFFINITY}
+`
+
+const workerHeader = "X-Webfarm-Worker"
+
+// Clients in one /24 (10.201.1.x) and in seven others.
+var (
+	sameNetwork   = []string{"10.201.1.10", "10.201.1.20", "10.201.1.30"}
+	otherNetworks = []string{"10.201.2.10", "10.201.3.10", "10.201.4.10", "10.201.5.10", "10.201.6.10", "10.201.7.10", "10.201.8.10"}
+)
+
+// Session affinity with real HTTP from clients outside the cluster, through
+// the farm's NodePort, to real nginx workers that name themselves.
+func TestSessionAffinity(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cluster.Apply(t, ns, affinityFarm)
+	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/affinity", "apppool/web")
+	clients := cluster.ClientNetwork(t, append(append([]string{}, sameNetwork...), otherNetworks...)...)
+	front := cluster.NodeURL(t, ns, "affinity-frontend") + "/"
+	get := func(source string, headers ...string) (framework.Response, error) {
+		r, err := clients.Get(source, front, append(headers, "Host: affinity.example")...)
+		if err == nil && (r.Status != http.StatusOK || r.Header.Get(workerHeader) == "") {
+			err = fmt.Errorf("GET from %s: %d %q (worker %q)", source, r.Status, r.Body, r.Header.Get(workerHeader))
+		}
+		return r, err
+	}
+	setAffinity := func(t *testing.T, affinity string) {
+		cluster.Run(t, "patch", "webfarm", "affinity", "-n", ns, "--type=merge", "-p", `{"spec":{"sessionAffinity":`+affinity+`}}`)
+		cluster.WaitReady(t, ns, time.Minute, "webfarm/affinity")
+	}
+	// workersOf sends n requests from one source and counts them per worker.
+	workersOf := func(source string, n int) (map[string]int, error) {
+		seen := map[string]int{}
+		for i := 0; i < n; i++ {
+			r, err := get(source)
+			if err != nil {
+				return seen, err
+			}
+			seen[r.Header.Get(workerHeader)]++
+		}
+		return seen, nil
+	}
+
+	t.Run("Cookie keeps a client on one worker across 100 requests, a scale-out from 2 to 4, and moves it once when its worker goes", func(t *testing.T) {
+		var cookie string
+		framework.Eventually(t, 30*time.Second, func() error {
+			r, err := get(sameNetwork[0])
+			if err != nil {
+				return err
+			}
+			for _, c := range (&http.Response{Header: r.Header}).Cookies() {
+				if c.Name == "AFFINITY" {
+					cookie = c.Name + "=" + c.Value
+					return nil
+				}
+			}
+			return fmt.Errorf("no AFFINITY cookie in %v", r.Header)
+		})
+		sticky := func(n int) (string, error) {
+			worker := ""
+			for i := 0; i < n; i++ {
+				// Clients in several networks share the cookie: it alone decides.
+				r, err := get([]string{sameNetwork[0], otherNetworks[i%len(otherNetworks)]}[i%2], "Cookie: "+cookie)
+				if err != nil {
+					return worker, err
+				}
+				if w := r.Header.Get(workerHeader); worker == "" {
+					worker = w
+				} else if w != worker {
+					return worker, fmt.Errorf("request %d went to %s, earlier ones to %s", i, w, worker)
+				}
+			}
+			return worker, nil
+		}
+		worker, err := sticky(100)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		cluster.Run(t, "patch", "apppool", "web", "-n", ns, "--type=merge", "-p", `{"spec":{"replicas":4}}`)
+		cluster.WaitReady(t, ns, 2*time.Minute, "apppool/web")
+		framework.Eventually(t, 30*time.Second, func() error { // all four take new clients
+			seen, err := workersOf(otherNetworks[0], 40)
+			if err != nil || len(seen) < 4 {
+				return fmt.Errorf("new clients reached %v (%v), want 4 workers", seen, err)
+			}
+			return nil
+		})
+		if after, err := sticky(100); err != nil || after != worker {
+			t.Fatalf("after the scale-out the client went to %s (%v), want %s", after, err, worker)
+		}
+
+		cluster.Run(t, "delete", "pod", "-n", ns, worker, "--wait=false")
+		gone := func() bool {
+			for _, p := range cluster.Pods(t, ns, "app.kubernetes.io/instance=web,app.kubernetes.io/name=webfarm-pool") {
+				if p.Name == worker {
+					return false
+				}
+			}
+			return true
+		}
+		var sequence []string
+		pace := time.NewTicker(100 * time.Millisecond) // one request per tick while the worker drains
+		defer pace.Stop()
+		for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); <-pace.C {
+			r, err := get(sameNetwork[0], "Cookie: "+cookie)
+			if err != nil {
+				t.Fatalf("while %s went away: %v", worker, err)
+			}
+			for _, c := range (&http.Response{Header: r.Header}).Cookies() {
+				if c.Name == "AFFINITY" {
+					cookie = c.Name + "=" + c.Value
+				}
+			}
+			w := r.Header.Get(workerHeader)
+			if len(sequence) == 0 || sequence[len(sequence)-1] != w {
+				sequence = append(sequence, w)
+			}
+			if w != worker && gone() {
+				if moved, err := sticky(50); err != nil || moved != w {
+					t.Fatalf("after moving to %s the client went to %s (%v)", w, moved, err)
+				}
+				break
+			}
+		}
+		if len(sequence) != 2 || sequence[0] != worker {
+			t.Errorf("workers the client saw while %s went away: %v, want %s then one other", worker, sequence, worker)
+		}
+	})
+
+	t.Run("None spreads requests across the workers", func(t *testing.T) {
+		setAffinity(t, `{"type":"None","cookie":null}`)
+		framework.Eventually(t, 30*time.Second, func() error {
+			seen, err := workersOf(sameNetwork[0], 40)
+			if err != nil || len(seen) < 4 {
+				return fmt.Errorf("40 requests reached %v (%v), want all 4 workers", seen, err)
+			}
+			return nil
+		})
+	})
+
+	t.Run("ClientIP keeps each source address on one worker", func(t *testing.T) {
+		setAffinity(t, `{"type":"ClientIP","cookie":null}`)
+		checkStickyBy(t, workersOf, append(append([]string{}, sameNetwork...), otherNetworks...), func(source string) string { return source })
+	})
+
+	t.Run("ClassC keeps each /24 network on one worker", func(t *testing.T) {
+		setAffinity(t, `{"type":"ClassC","cookie":null}`)
+		checkStickyBy(t, workersOf, append(append([]string{}, sameNetwork...), otherNetworks...), func(source string) string {
+			return source[:strings.LastIndex(source, ".")]
+		})
+	})
+}
+
+// checkStickyBy asserts that every source's requests go to one worker, that
+// sources in one group (by key) share it, and that the groups do not all
+// land on the same worker.
+func checkStickyBy(t *testing.T, workersOf func(string, int) (map[string]int, error), sources []string, key func(string) string) {
+	t.Helper()
+	framework.Eventually(t, 30*time.Second, func() error {
+		workerOfGroup := map[string]string{}
+		distinct := map[string]bool{}
+		for _, source := range sources {
+			seen, err := workersOf(source, 10)
+			if err != nil {
+				return err
+			}
+			if len(seen) != 1 {
+				return fmt.Errorf("%s reached %v, want one worker", source, seen)
+			}
+			for w := range seen {
+				if other, ok := workerOfGroup[key(source)]; ok && other != w {
+					return fmt.Errorf("%s reached %s, others of its group %s reached %s", source, w, key(source), other)
+				}
+				workerOfGroup[key(source)] = w
+				distinct[w] = true
+			}
+		}
+		if len(distinct) < 2 {
+			return fmt.Errorf("every group reached the same worker: %v", workerOfGroup)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,146 @@
+package framework
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ClientNetwork is a network namespace on this machine holding client
+// addresses (for example several in one /24 and others in other /24s). Its
+// requests reach the cluster the way outside clients' do, routed through the
+// host, so a NodePort Service with externalTrafficPolicy Local sees each
+// client's own address (requests from the host's own addresses would be
+// masqueraded by kube-proxy).
+type ClientNetwork struct {
+	Name      string
+	Addresses []string
+}
+
+const (
+	clientNetns    = "wf-e2e-clients"
+	clientHostLink = "wfe2e0"
+	clientNsLink   = "wfe2e1"
+	clientGateway  = "10.201.0.1"
+	clientRange    = "10.201.0.0/16"
+)
+
+// ClientNetwork creates the namespace with the addresses given (in
+// 10.201.0.0/16) and removes it when the test ends.
+func (c *Cluster) ClientNetwork(t testing.TB, addresses ...string) *ClientNetwork {
+	t.Helper()
+	ip := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	_ = exec.Command("ip", "netns", "del", clientNetns).Run() // left by an interrupted run
+	ip("netns", "add", clientNetns)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", clientNetns).Run() })
+	ip("link", "add", clientHostLink, "type", "veth", "peer", "name", clientNsLink, "netns", clientNetns)
+	ip("addr", "add", clientGateway+"/32", "dev", clientHostLink)
+	ip("link", "set", clientHostLink, "up")
+	ip("route", "add", clientRange, "dev", clientHostLink)
+	inNs := func(args ...string) { t.Helper(); ip(append([]string{"-n", clientNetns}, args...)...) }
+	inNs("link", "set", "lo", "up")
+	for _, a := range addresses {
+		inNs("addr", "add", a+"/32", "dev", clientNsLink)
+	}
+	inNs("link", "set", clientNsLink, "up")
+	inNs("route", "add", clientGateway, "dev", clientNsLink)
+	inNs("route", "add", "default", "via", clientGateway, "dev", clientNsLink)
+	return &ClientNetwork{Name: clientNetns, Addresses: addresses}
+}
+
+// Get sends one GET from source (one of the network's addresses) on a new
+// connection. Each header is "Name: value"; "Host: x" sets the host.
+func (n *ClientNetwork) Get(source, url string, headers ...string) (Response, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return Response{}, err
+	}
+	for _, h := range headers {
+		name, value, _ := strings.Cut(h, ":")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if strings.EqualFold(name, "Host") {
+			req.Host = value
+			continue
+		}
+		req.Header.Add(name, value)
+	}
+	req.Close = true
+	conn, err := n.dial(source, req.URL.Host)
+	if err != nil {
+		return Response{}, err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if err := req.Write(conn); err != nil {
+		return Response{}, err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil {
+		return Response{}, err
+	}
+	defer resp.Body.Close()
+	var body strings.Builder
+	_, err = bufio.NewReader(resp.Body).WriteTo(&body)
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: body.String()}, err
+}
+
+// dial opens a TCP connection from inside the namespace. The socket belongs
+// to the namespace of the thread that creates it, so the dial runs on a
+// locked thread switched into the namespace (and back).
+func (n *ClientNetwork) dial(source, address string) (net.Conn, error) {
+	type result struct {
+		conn net.Conn
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		conn, err := n.dialLocked(source, address)
+		done <- result{conn, err}
+		// The thread is left locked if switching back failed, so Go retires it.
+		if err == nil || !strings.Contains(err.Error(), "switching back") {
+			runtime.UnlockOSThread()
+		}
+	}()
+	r := <-done
+	return r.conn, r.err
+}
+
+func (n *ClientNetwork) dialLocked(source, address string) (net.Conn, error) {
+	home, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
+	if err != nil {
+		return nil, err
+	}
+	defer home.Close()
+	target, err := os.Open("/var/run/netns/" + n.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer target.Close()
+	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+		return nil, fmt.Errorf("entering %s: %w", n.Name, err)
+	}
+	dialer := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(source)}, Timeout: 3 * time.Second}
+	conn, dialErr := dialer.Dial("tcp", address)
+	if err := unix.Setns(int(home.Fd()), unix.CLONE_NEWNET); err != nil {
+		if conn != nil {
+			conn.Close()
+		}
+		return nil, fmt.Errorf("switching back from %s: %w", n.Name, err)
+	}
+	return conn, dialErr
+}
