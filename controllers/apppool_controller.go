@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	"k8s.io/client-go/tools/events"
@@ -60,6 +61,7 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 	pool.Status.Replicas, pool.Status.ReadyReplicas = desired, ready
 	pool.Status.Ready = readyCount(ready, desired)
 	pool.Status.Phase = poolPhase(desired, ready)
+	pool.Status.Selector = labels.SelectorFromSet(k8s.SelectorLabels(k8s.ComponentPool, pool.Name)).String()
 	return deploymentVerdict("workers", deployment), nil
 }
 

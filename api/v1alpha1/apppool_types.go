@@ -491,6 +491,12 @@ type AppPoolStatus struct {
 	// +optional
 	Ready string `json:"ready,omitempty"`
 
+	// Selector is the label selector of the pool's worker pods, for the scale
+	// subresource (kubectl scale, autoscalers).
+	//
+	// +optional
+	Selector string `json:"selector,omitempty"`
+
 	// Capacity is the autoscaler's measurement and recommendation.
 	//
 	// +optional
@@ -503,6 +509,7 @@ type AppPoolStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=ap;pool,categories=web
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`

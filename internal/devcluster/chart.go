@@ -27,10 +27,17 @@ type Release struct {
 func DefaultRelease() Release { return Release{Name: "webfarm", Namespace: "webfarm-system"} }
 
 // Install creates the release's namespace with the restricted Pod Security
-// profile enforced, then runs `helm upgrade --install --wait`. It reports
+// profile enforced, applies the chart's CRDs (which `helm upgrade` leaves
+// alone), then runs `helm upgrade --install --wait`. It reports
 // whether the release is new (so that the caller knows whether to uninstall it).
 func (r Release) Install(ctx context.Context, root string, k Kubectl, out io.Writer) (created bool, err error) {
 	if err := EnsureNamespace(ctx, k, r.Namespace); err != nil {
+		return false, err
+	}
+	// Helm installs a chart's CRDs but never upgrades them: apply them first,
+	// as an upgrade by hand would.
+	crds := filepath.Join(root, "charts", "webfarm-operator", "crds")
+	if _, err := k.Run(ctx, "apply", "--server-side", "--force-conflicts", "--field-manager", "helm", "-f", crds); err != nil {
 		return false, err
 	}
 	existed := r.helm(ctx, root, k, io.Discard, "status", r.Name) == nil

@@ -1,0 +1,145 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"webfarm.dev/operator/test/e2e/framework"
+)
+
+const trafficFarm = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: traffic-content}
+data:
+  index.html: "steady traffic\n"
+---
+apiVersion: webfarm.dev/v1alpha1
+kind: AppPool
+metadata: {name: steady}
+spec:
+  content: {configMap: {name: traffic-content}}
+  replicas: 2
+  cpu: 100m
+  memory: 64Mi
+---
+apiVersion: webfarm.dev/v1alpha1
+kind: WebFarm
+metadata: {name: traffic}
+spec:
+  sites:
+  - name: main
+    hosts: [traffic.example]
+    routes: [{pathPrefix: /, appPool: steady}]
+  frontend:
+    replicas: 1
+    cpu: 300m
+`
+
+// Load figures: hey's 10 workers at 50 requests/s each.
+const (
+	loadWorkers       = 10
+	loadRatePerWorker = 50
+	loadDuration      = 60 * time.Second
+)
+
+// Under a steady 500 requests/s from a client pod, scaling a pool 2 -> 5 ->
+// 2 and rolling it to a new configuration lose no request.
+func TestScalingAndRollingAPoolUnderLoadLoseNoRequest(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cluster.Apply(t, ns, trafficFarm)
+	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/traffic", "apppool/steady")
+	client := cluster.ClientPod(t, ns)
+	url := fmt.Sprintf("http://traffic-frontend.%s.svc.cluster.local/", ns)
+	if status, body, err := client.Get(url, "Host: traffic.example"); err != nil || status != 200 {
+		t.Fatalf("before the load: %d %q %v", status, body, err)
+	}
+
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), loadDuration+time.Minute)
+		defer cancel()
+		out, err := client.Exec(ctx, "hey", "-z", loadDuration.String(), "-c", strconv.Itoa(loadWorkers),
+			"-q", strconv.Itoa(loadRatePerWorker), "-host", "traffic.example", url)
+		done <- result{out, err}
+	}()
+
+	started := time.Now()
+	steps := []struct {
+		what  string
+		apply []string
+	}{
+		{"scale to 5", []string{"scale", "apppool", "steady", "-n", ns, "--replicas=5"}},
+		{"scale to 2", []string{"scale", "apppool", "steady", "-n", ns, "--replicas=2"}},
+		{"roll to a new configuration", []string{"patch", "apppool", "steady", "-n", ns, "--type=merge", "-p", `{"spec":{"memory":"96Mi"}}`}},
+	}
+	for _, s := range steps {
+		cluster.Run(t, s.apply...)
+		cluster.WaitReady(t, ns, 2*time.Minute, "apppool/steady")
+		t.Logf("%s: done %s into the load", s.what, time.Since(started).Round(time.Second))
+	}
+	// The workers scaled away and rolled out drain and exit under the load too.
+	framework.Eventually(t, loadDuration, func() error {
+		pods := cluster.Pods(t, ns, "app.kubernetes.io/instance=steady,app.kubernetes.io/name=webfarm-pool")
+		if len(pods) != 2 || pods[0].Deleting || pods[1].Deleting {
+			return fmt.Errorf("pool pods %+v, want 2 and no terminating one", pods)
+		}
+		return nil
+	})
+	t.Logf("old workers gone %s into the load", time.Since(started).Round(time.Second))
+	if elapsed := time.Since(started); elapsed > loadDuration-5*time.Second {
+		t.Errorf("the steps took %s, longer than the load (%s): part of them ran without load", elapsed, loadDuration)
+	}
+
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("hey: %v\n%s", r.err, r.out)
+	}
+	codes, errors := heyOutcome(r.out)
+	t.Logf("hey: responses by status %v, errors %d\n%s", codes, errors, r.out)
+	total := 0
+	for code, n := range codes {
+		total += n
+		if code != 200 {
+			t.Errorf("%d responses with status %d, want none", n, code)
+		}
+	}
+	if errors > 0 {
+		t.Errorf("%d requests failed without a response, want none", errors)
+	}
+	if want := int(0.8 * loadWorkers * loadRatePerWorker * loadDuration.Seconds()); total < want {
+		t.Errorf("%d responses in %s, want at least %d (80 %% of the offered load)", total, loadDuration, want)
+	}
+}
+
+var (
+	heyStatusLine = regexp.MustCompile(`\[(\d{3})\]\s+(\d+) responses`)
+	heyErrorLine  = regexp.MustCompile(`\[(\d+)\]\s+Get `)
+)
+
+// heyOutcome reads hey's "Status code distribution" and "Error distribution".
+func heyOutcome(out string) (codes map[int]int, errors int) {
+	codes = map[int]int{}
+	for _, m := range heyStatusLine.FindAllStringSubmatch(out, -1) {
+		code, _ := strconv.Atoi(m[1])
+		n, _ := strconv.Atoi(m[2])
+		codes[code] += n
+	}
+	if i := strings.Index(out, "Error distribution:"); i >= 0 {
+		for _, m := range heyErrorLine.FindAllStringSubmatch(out[i:], -1) {
+			n, _ := strconv.Atoi(m[1])
+			errors += n
+		}
+	}
+	return codes, errors
+}
