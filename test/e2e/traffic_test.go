@@ -143,3 +143,63 @@ func heyOutcome(out string) (codes map[int]int, errors int) {
 	}
 	return codes, errors
 }
+
+// A worker whose nginx exits is restarted by the kubelet, leaves the
+// frontend's rotation while it is down, and serves again once ready; the
+// farm answers throughout.
+func TestACrashedWorkerRestartsAndTheFarmKeepsServing(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cluster.Apply(t, ns, trafficFarm)
+	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/traffic", "apppool/steady")
+	url := cluster.ServiceURL(t, ns, "traffic-frontend") + "/"
+	selector := "app.kubernetes.io/instance=steady,app.kubernetes.io/name=webfarm-pool"
+	victim := cluster.Pods(t, ns, selector)[0].Name
+	restarts := func() string {
+		return cluster.Run(t, "get", "pod", "-n", ns, victim, "-o", "jsonpath={.status.containerStatuses[0].restartCount}")
+	}
+	if got := restarts(); got != "0" {
+		t.Fatalf("%s restarted %s times before the test", victim, got)
+	}
+
+	// nginx is PID 1 of its container: SIGTERM makes it exit at once, as a crash would.
+	if _, err := cluster.Kubectl.Run(t.Context(), "exec", "-n", ns, victim, "-c", "nginx", "--", "bash", "-c", "kill -TERM 1"); err != nil {
+		t.Logf("exec ended with the container: %v", err)
+	}
+	served, failed := 0, 0
+	var failures []string
+	framework.Eventually(t, 90*time.Second, func() error {
+		for i := 0; i < 10; i++ {
+			if r, err := framework.HTTPGet(url, "Host: traffic.example"); err == nil && r.Status == 200 {
+				served++
+			} else {
+				failed++
+				failures = append(failures, fmt.Sprintf("%d %q %v", r.Status, r.Body, err))
+			}
+		}
+		if got := restarts(); got != "1" {
+			return fmt.Errorf("%s restarted %s times, want 1", victim, got)
+		}
+		for _, p := range cluster.Pods(t, ns, selector) {
+			if p.Name == victim && p.Ready != "True" {
+				return fmt.Errorf("%s restarted but is not ready yet", victim)
+			}
+		}
+		return nil
+	})
+	t.Logf("while %s crashed and restarted: %d requests served, %d failed", victim, served, failed)
+	if failed > 0 {
+		t.Errorf("%d of %d requests failed while one of two workers restarted, want none: %v", failed, served+failed, failures)
+	}
+	framework.Eventually(t, 30*time.Second, func() error { // back in the rotation
+		for i := 0; i < 20; i++ {
+			r, err := framework.HTTPGet(url, "Host: traffic.example")
+			if err != nil {
+				return err
+			}
+			if r.Header.Get(workerHeader) == victim {
+				return nil
+			}
+		}
+		return fmt.Errorf("20 requests and none reached the restarted %s", victim)
+	})
+}

@@ -172,23 +172,41 @@ func routeConfig(f model.Farm) *routev3.RouteConfiguration {
 	for _, s := range f.Sites {
 		vh := &routev3.VirtualHost{Name: s.Name, Domains: s.Hosts}
 		for _, r := range s.Routes {
-			vh.Routes = append(vh.Routes, route(r, f.Frontend.RequestTimeout, f.Affinity))
+			vh.Routes = append(vh.Routes, routes(r, f.Frontend.RequestTimeout, f.Affinity)...)
 		}
 		rc.VirtualHosts = append(rc.VirtualHosts, vh)
 	}
 	return rc
 }
 
-// route sends a path prefix to its pool (or to the cache tier in front of
+// routes send a path prefix to its pool (or to the cache tier in front of
 // it). The prefix is taken off the path, as an IIS application's virtual
 // directory maps to its root: /images/logo.svg reaches the images pool as
-// /logo.svg.
-func route(r model.Route, timeout time.Duration, affinity model.Affinity) *routev3.Route {
+// /logo.svg. GET and HEAD get a route of their own, which may also retry a
+// request whose worker dropped the connection (as nginx retries idempotent
+// requests on another upstream); other methods are retried only when the
+// request never went out.
+func routes(r model.Route, timeout time.Duration, affinity model.Affinity) []*routev3.Route {
+	idempotent := route(r, timeout, affinity, retryOn+",reset")
+	idempotent.Match.Headers = []*routev3.HeaderMatcher{{
+		Name: ":method",
+		HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: &matcherv3.StringMatcher{
+			MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: "^(GET|HEAD)$"}},
+		}},
+	}}
+	return []*routev3.Route{idempotent, route(r, timeout, affinity, retryOn)}
+}
+
+// retryOn: failures where the request never reached a worker (a worker that
+// just stopped accepting, a sticky client's draining worker).
+const retryOn = "connect-failure,refused-stream,reset-before-request"
+
+func route(r model.Route, timeout time.Duration, affinity model.Affinity, retryConditions string) *routev3.Route {
 	action := &routev3.RouteAction{
 		ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: PoolCluster(r.Pool)},
 		Timeout:          durationpb.New(timeout),
 		HashPolicy:       hashPolicy(affinity),
-		RetryPolicy:      retryUnsent(),
+		RetryPolicy:      retryElsewhere(retryConditions),
 	}
 	match := &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}}
 	if r.PathPrefix != "/" {
@@ -210,13 +228,11 @@ func route(r model.Route, timeout time.Duration, affinity model.Affinity) *route
 	return out
 }
 
-// retryUnsent retries, on another worker, a request that never reached one:
-// a connection refused or reset before the request went out (a worker that
-// just stopped accepting, a sticky client's draining worker). Requests a
-// worker has seen are never retried.
-func retryUnsent() *routev3.RetryPolicy {
+// retryElsewhere retries on the given conditions, at most twice, each time
+// on a worker not tried yet.
+func retryElsewhere(conditions string) *routev3.RetryPolicy {
 	return &routev3.RetryPolicy{
-		RetryOn:    "connect-failure,refused-stream,reset-before-request",
+		RetryOn:    conditions,
 		NumRetries: wrapperspb.UInt32(2),
 		RetryHostPredicate: []*routev3.RetryPolicy_RetryHostPredicate{{
 			Name:       "envoy.retry_host_predicates.previous_hosts",
