@@ -65,18 +65,9 @@ func (c *Cluster) ClientNetwork(t testing.TB, addresses ...string) *ClientNetwor
 // Get sends one GET from source (one of the network's addresses) on a new
 // connection. Each header is "Name: value"; "Host: x" sets the host.
 func (n *ClientNetwork) Get(source, url string, headers ...string) (Response, error) {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	req, err := newGet(url, headers)
 	if err != nil {
 		return Response{}, err
-	}
-	for _, h := range headers {
-		name, value, _ := strings.Cut(h, ":")
-		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
-		if strings.EqualFold(name, "Host") {
-			req.Host = value
-			continue
-		}
-		req.Header.Add(name, value)
 	}
 	req.Close = true
 	conn, err := n.dial(source, req.URL.Host)

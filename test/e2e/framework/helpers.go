@@ -167,20 +167,30 @@ type Response struct {
 	Body   string
 }
 
-// HTTPGet sends one GET from the host (2 s timeout). Each header is "Name: value".
-func HTTPGet(url string, headers ...string) (Response, error) {
+// newGet builds a GET; each header is "Name: value", and "Host: x" sets the
+// request's host (net/http sends req.Host, not a Host header).
+func newGet(url string, headers []string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
-		return Response{}, err
+		return nil, err
 	}
 	for _, h := range headers {
 		name, value, _ := strings.Cut(h, ":")
 		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 		if strings.EqualFold(name, "Host") {
-			req.Host = value // net/http sends req.Host, not a Host header
+			req.Host = value
 			continue
 		}
-		req.Header.Set(name, value)
+		req.Header.Add(name, value)
+	}
+	return req, nil
+}
+
+// HTTPGet sends one GET from the host (2 s timeout). Each header is "Name: value".
+func HTTPGet(url string, headers ...string) (Response, error) {
+	req, err := newGet(url, headers)
+	if err != nil {
+		return Response{}, err
 	}
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	resp, err := client.Do(req)
