@@ -70,6 +70,7 @@ func (s *Server) Update(ctx context.Context, nodeCluster string, r envoy.Routing
 		return err
 	}
 	s.current[nodeCluster] = r
+	snapshotsSet.WithLabelValues(nodeCluster).Inc()
 	return nil
 }
 
@@ -79,6 +80,8 @@ func (s *Server) Remove(nodeCluster string) {
 	defer s.mu.Unlock()
 	s.cache.ClearSnapshot(nodeCluster)
 	delete(s.current, nodeCluster)
+	snapshotsSet.DeleteLabelValues(nodeCluster)
+	rejections.DeleteLabelValues(nodeCluster)
 }
 
 // Routing is what a node cluster's Envoys are being served.
@@ -109,7 +112,8 @@ func (s *Server) Start(ctx context.Context) error {
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.MaxConcurrentStreams(10000),
 	)
-	discoveryv3.RegisterAggregatedDiscoveryServiceServer(grpcServer, serverv3.NewServer(ctx, s.cache, nil))
+	tracker := &streamTracker{streams: map[int64]string{}}
+	discoveryv3.RegisterAggregatedDiscoveryServiceServer(grpcServer, serverv3.NewServer(ctx, s.cache, tracker.callbacks()))
 	ctrl.Log.WithName("xds").Info("serving", "address", listener.Addr().String())
 	done := make(chan error, 1)
 	go func() { done <- grpcServer.Serve(listener) }()

@@ -109,6 +109,25 @@ spec:
 		}
 	})
 
+	t.Run("the operator's metrics count both Envoys connected over xDS and no rejected configuration", func(t *testing.T) {
+		farm := ns + "/contoso"
+		cluster.EventuallyQuery(t, 30*time.Second, fmt.Sprintf(`sum(webfarm_xds_envoys{farm=%q})`, farm), func(s []framework.Sample) error {
+			if len(s) != 1 || s[0].Value != 2 {
+				return fmt.Errorf("connected Envoys of %s: %+v, want 2 (the frontend's replicas)", farm, s)
+			}
+			return nil
+		})
+		cluster.EventuallyQuery(t, 10*time.Second, fmt.Sprintf(`webfarm_xds_snapshots_total{farm=%q}`, farm), func(s []framework.Sample) error {
+			if len(s) != 1 || s[0].Value < 1 {
+				return fmt.Errorf("snapshots of %s: %+v, want at least one", farm, s)
+			}
+			return nil
+		})
+		if s, err := cluster.Query(fmt.Sprintf(`webfarm_xds_rejections_total{farm=%q} > 0`, farm)); err != nil || len(s) != 0 {
+			t.Errorf("rejected configurations: %+v %v, want none", s, err)
+		}
+	})
+
 	t.Run("a new route reaches the running Envoys in under a second", func(t *testing.T) {
 		url := frontend + "/brand/logo.svg"
 		if r, err := framework.HTTPGet(url, "Host: www.contoso.example"); err != nil || strings.Contains(r.Body, logoFragment) {
