@@ -26,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/devcluster"
 	"webfarm.dev/operator/internal/scheme"
 )
 
@@ -98,9 +99,9 @@ func (m *managerProcess) running() error {
 
 // waitReady polls the manager's /readyz until it answers 200.
 func (m *managerProcess) waitReady(ctx context.Context, timeout time.Duration) error {
-	return poll(ctx, timeout, 100*time.Millisecond, func() error {
+	return devcluster.Poll(ctx, timeout, 100*time.Millisecond, func() error {
 		if err := m.running(); err != nil {
-			return backoffStop{err}
+			return devcluster.Stop(err)
 		}
 		resp, err := http.Get("http://" + m.probeAddr + "/readyz")
 		if err != nil {
@@ -300,9 +301,9 @@ func countReady(ctx context.Context, c client.Reader, ns string) (readiness, err
 // reconcile runs: the operator has finished reacting to what it saw.
 func (m *managerProcess) waitIdle(ctx context.Context, timeout time.Duration) (samples, error) {
 	var last samples
-	err := poll(ctx, timeout, 250*time.Millisecond, func() error {
+	err := devcluster.Poll(ctx, timeout, 250*time.Millisecond, func() error {
 		if err := m.running(); err != nil {
-			return backoffStop{err}
+			return devcluster.Stop(err)
 		}
 		s, err := scrapeHTTP(ctx, "http://"+m.metricsAddr+"/metrics", "")
 		if err != nil {
@@ -316,31 +317,4 @@ func (m *managerProcess) waitIdle(ctx context.Context, timeout time.Duration) (s
 		return nil
 	})
 	return last, err
-}
-
-// backoffStop ends a poll at once with its error.
-type backoffStop struct{ error }
-
-// poll calls check every interval until it returns nil, returns backoffStop,
-// the context ends or timeout passes.
-func poll(ctx context.Context, timeout, interval time.Duration, check func() error) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		err := check()
-		if err == nil {
-			return nil
-		}
-		var stop backoffStop
-		if errors.As(err, &stop) {
-			return stop.error
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
-		case <-tick.C:
-		}
-	}
 }

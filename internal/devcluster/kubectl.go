@@ -2,6 +2,7 @@ package devcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -42,7 +43,8 @@ func (k Kubectl) RunWithInput(ctx context.Context, stdin string, args ...string)
 }
 
 // Poll calls check every interval until it returns nil or timeout passes,
-// and then returns check's last error.
+// and then returns check's last error. A check that returns Stop(err) ends
+// the poll at once with err (waiting on is pointless: a process exited).
 func Poll(ctx context.Context, timeout, interval time.Duration, check func() error) error {
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(interval)
@@ -51,6 +53,10 @@ func Poll(ctx context.Context, timeout, interval time.Duration, check func() err
 		err := check()
 		if err == nil {
 			return nil
+		}
+		var stop stopPolling
+		if errors.As(err, &stop) {
+			return stop.error
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("after %s: %w", timeout, err)
@@ -62,6 +68,11 @@ func Poll(ctx context.Context, timeout, interval time.Duration, check func() err
 		}
 	}
 }
+
+// Stop wraps a check's error so that Poll returns it at once.
+func Stop(err error) error { return stopPolling{err} }
+
+type stopPolling struct{ error }
 
 // WaitReady polls until every named webfarm.dev object (for example
 // "webfarm/contoso") reports, for its current generation, Ready=True and not

@@ -51,3 +51,15 @@ func TestPollStopsAtTheFirstSuccess(t *testing.T) {
 		t.Fatalf("Poll = %v after %d calls, want nil after 3", err, calls)
 	}
 }
+
+func TestPollEndsAtOnceWhenACheckStopsIt(t *testing.T) {
+	calls := 0
+	exited := errors.New("the process exited")
+	err := Poll(context.Background(), time.Minute, time.Millisecond, func() error {
+		calls++
+		return Stop(exited)
+	})
+	if !errors.Is(err, exited) || calls != 1 {
+		t.Fatalf("Poll = %v after %d calls, want the stopping error after 1", err, calls)
+	}
+}

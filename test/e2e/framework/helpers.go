@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"webfarm.dev/operator/internal/devcluster"
+	"webfarm.dev/operator/internal/testutil"
 )
 
 // Run runs kubectl and fails the test if it fails.
@@ -100,14 +101,15 @@ func (c *Cluster) WaitReady(t testing.TB, namespace string, timeout time.Duratio
 	}
 }
 
-// Eventually polls check every 250 ms until it returns nil, and fails the
-// test with its last error when timeout passes.
+// Eventually polls check until it returns nil, and fails the test with its
+// last error when timeout passes (the project's one way for tests to wait).
 func Eventually(t testing.TB, timeout time.Duration, check func() error) {
 	t.Helper()
-	EventuallyEvery(t, timeout, 250*time.Millisecond, check)
+	testutil.Eventually(t, timeout, check)
 }
 
-// EventuallyEvery is Eventually with another polling interval (for timing).
+// EventuallyEvery polls at a fixed interval, for tests that time what they
+// wait for.
 func EventuallyEvery(t testing.TB, timeout, interval time.Duration, check func() error) {
 	t.Helper()
 	if err := devcluster.Poll(context.Background(), timeout, interval, check); err != nil {
