@@ -53,8 +53,9 @@ lint: ## gofmt and go vet.
 	go vet -tags e2e ./test/e2e/...
 
 .PHONY: build
-build: ## Build the operator binary into bin/.
+build: ## Build the operator binary (and the e2e tests' application) into bin/.
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(BIN)/manager ./cmd/manager
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(BIN)/webfarm-testapp ./test/testapp
 
 .PHONY: test
 test: tools gen-check lint ## Install tools, check generated files, lint, and run every test (the e2e suite needs root).

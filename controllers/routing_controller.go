@@ -43,16 +43,40 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		// controller reports the problem in the farm's status.
 		return ctrl.Result{}, nil
 	}
+	pools, err := r.poolsOf(ctx, f)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	var slices discoveryv1.EndpointSliceList
 	if err := r.Client.List(ctx, &slices, client.InNamespace(f.Namespace),
 		client.MatchingLabels{k8s.LabelManagedBy: k8s.ManagedBy}); err != nil {
 		return ctrl.Result{}, err
 	}
-	routing, err := envoy.FarmRouting(f, backendsOf(slices.Items))
+	routing, err := envoy.FarmRouting(f, pools, backendsOf(slices.Items))
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, r.XDS.Update(ctx, envoy.NodeCluster(f), routing)
+}
+
+// poolsOf resolves the farm's AppPools that exist and are valid; the others
+// route to a cluster without workers (their own status says why).
+func (r *RoutingReconciler) poolsOf(ctx context.Context, f model.Farm) (map[string]model.Pool, error) {
+	pools := make(map[string]model.Pool, len(f.Pools))
+	for _, name := range f.Pools {
+		var ap v1.AppPool
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: f.Namespace, Name: name}, &ap)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if p, err := model.ResolvePool(&ap, r.Platform); err == nil {
+			pools[name] = p
+		}
+	}
+	return pools, nil
 }
 
 // backendsOf turns the EndpointSlices of the operator's Services (which carry
@@ -112,7 +136,8 @@ func endpointState(c discoveryv1.EndpointConditions) (envoy.EndpointState, bool)
 }
 
 // SetupWithManager runs the routing controller on every replica: it watches
-// farms and the EndpointSlices of the operator's pools and cache tiers.
+// farms, their AppPools and the EndpointSlices of the operator's pools and
+// cache tiers.
 func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOptions) error {
 	options := opts.controller()
 	everyReplica := false
@@ -120,25 +145,32 @@ func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOp
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("routing").
 		For(&v1.WebFarm{}, specOrMetadataChanged).
+		Watches(&v1.AppPool{}, handler.EnqueueRequestsFromMapFunc(r.farmsOfPool), specOrMetadataChanged).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.farmsBehind)).
 		WithOptions(options).
 		Complete(r)
 }
 
+// farmsOfPool maps an AppPool to the farms that route to it.
+func (r *RoutingReconciler) farmsOfPool(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.farmsWith(ctx, o.GetNamespace(), indexFarmPools, o.GetName())
+}
+
 // farmsBehind maps an EndpointSlice to the farms that route to its pool or cache tier.
 func (r *RoutingReconciler) farmsBehind(ctx context.Context, o client.Object) []reconcile.Request {
-	index := ""
 	switch o.GetLabels()[k8s.LabelComponent] {
 	case k8s.ComponentPool:
-		index = indexFarmPools
+		return r.farmsWith(ctx, o.GetNamespace(), indexFarmPools, o.GetLabels()[k8s.LabelInstance])
 	case k8s.ComponentCache:
-		index = indexFarmPolicies
-	default:
-		return nil
+		return r.farmsWith(ctx, o.GetNamespace(), indexFarmPolicies, o.GetLabels()[k8s.LabelInstance])
 	}
+	return nil
+}
+
+// farmsWith lists the farms whose index field holds value.
+func (r *RoutingReconciler) farmsWith(ctx context.Context, namespace, index, value string) []reconcile.Request {
 	var farms v1.WebFarmList
-	if err := r.Client.List(ctx, &farms, client.InNamespace(o.GetNamespace()),
-		client.MatchingFields{index: o.GetLabels()[k8s.LabelInstance]}); err != nil {
+	if err := r.Client.List(ctx, &farms, client.InNamespace(namespace), client.MatchingFields{index: value}); err != nil {
 		return nil
 	}
 	requests := make([]reconcile.Request, 0, len(farms.Items))

@@ -60,6 +60,24 @@ func endpointsOf(nodeCluster, cluster string) ([]string, error) {
 	return nil, fmt.Errorf("no cluster %s in the snapshot of %s (version %s)", cluster, nodeCluster, r.Version)
 }
 
+// breakersOf is a pool cluster's per-worker connection limit and queue length.
+func breakersOf(nodeCluster, cluster string) ([2]uint32, error) {
+	r, ok := xdsServer.Routing(nodeCluster)
+	if !ok {
+		return [2]uint32{}, fmt.Errorf("no snapshot for %s", nodeCluster)
+	}
+	for _, c := range r.Clusters {
+		if c.Name == cluster {
+			b := c.GetCircuitBreakers()
+			return [2]uint32{
+				b.GetPerHostThresholds()[0].GetMaxConnections().GetValue(),
+				b.GetThresholds()[0].GetMaxPendingRequests().GetValue(),
+			}, nil
+		}
+	}
+	return [2]uint32{}, fmt.Errorf("no cluster %s in the snapshot of %s", cluster, nodeCluster)
+}
+
 func TestAFarmsSnapshotFollowsItsPoolsEndpointSlices(t *testing.T) {
 	ns := newNamespace(t)
 	create(t, appPool(ns, "shop"), appPool(ns, "blog"), cachePolicy(ns, "static"), webFarm(ns, "contoso"))
@@ -94,6 +112,29 @@ func TestAFarmsSnapshotFollowsItsPoolsEndpointSlices(t *testing.T) {
 		if took := time.Since(start); took > time.Second {
 			t.Errorf("the snapshot took %s to follow the EndpointSlice, want under 1 s", took)
 		}
+	})
+
+	t.Run("a pool's queue limits reach its cluster and follow edits", func(t *testing.T) {
+		queue := func(perWorker, waiting uint32) func() error {
+			return func() error {
+				got, err := breakersOf(node, envoy.PoolCluster("blog"))
+				if err != nil {
+					return err
+				}
+				if want := [2]uint32{perWorker, waiting}; got != want {
+					return fmt.Errorf("blog's per-worker connections and queue %v, want %v", got, want)
+				}
+				return nil
+			}
+		}
+		// The fixture farm has two frontend replicas: each enforces half.
+		testutil.Eventually(t, 10*time.Second, queue(50, 500))
+		pool := appPool(ns, "blog")
+		if err := get(pool, ns, "blog"); err != nil {
+			t.Fatal(err)
+		}
+		update(t, pool, func() { pool.Spec.MaxConcurrentRequests = 7; pool.Spec.Queue.Length = 20 })
+		testutil.Eventually(t, 10*time.Second, queue(4, 10))
 	})
 
 	t.Run("deleting the farm removes its snapshot", func(t *testing.T) {

@@ -224,12 +224,23 @@ rootfs_nginx() {
     --config.label "org.opencontainers.image.version=$(grep '^nginx-light=' "$WORK/packages.txt" | cut -d= -f2)")
 }
 
-inputs_client() { echo "suite=$DEBIAN_SUITE packages=$CLIENT_IMAGE_PACKAGES"; }
+# The client image also carries the e2e tests' application (test/testapp),
+# which AppPools run as their app container.
+testapp_bin() {
+  local t="$BIN/webfarm-testapp"
+  [ -x "$t" ] || die "$t is missing: run 'make build' (or 'make images', which builds it)"
+  echo "$t"
+}
+inputs_client() {
+  echo "suite=$DEBIAN_SUITE packages=$CLIENT_IMAGE_PACKAGES"
+  echo "testapp-sha256=$(sha256sum <"$(testapp_bin)" | cut -d' ' -f1)"
+}
 rootfs_client() {
   local r=$1
   debootstrap_rootfs "$r" "$CLIENT_IMAGE_PACKAGES"
   trim_debian "$r"
   add_nonroot "$r"
+  install -m 0755 "$(testapp_bin)" "$r/usr/local/bin/webfarm-testapp"
   chmod -R o+rX "$r/etc" "$r/usr"
   packages_of "$r" >"$WORK/packages.txt"
   cp "$WORK/packages.txt" "$r/etc/webfarm-image-packages.txt"

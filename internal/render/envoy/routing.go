@@ -35,6 +35,7 @@ const (
 func PoolCluster(pool string) string    { return "pool/" + pool }
 func CacheCluster(policy string) string { return "cache/" + policy }
 
+
 // EndpointState is what the frontend may do with an upstream address.
 type EndpointState int
 
@@ -68,24 +69,25 @@ type Routing struct {
 }
 
 // FarmRouting builds a farm's listener, routes (a virtual host per site),
-// clusters (one per pool, one per cache tier) and their endpoints. Pure and
-// deterministic: the same farm and backends give the same Routing and version.
-func FarmRouting(f model.Farm, b Backends) (Routing, error) {
+// clusters (one per pool, one per cache tier) and their endpoints. Pools are
+// the farm's AppPools that exist, by name: a pool's queue limits come from
+// it. Pure and deterministic: the same inputs give the same Routing and version.
+func FarmRouting(f model.Farm, pools map[string]model.Pool, b Backends) (Routing, error) {
 	r := Routing{
 		Listeners: []*listenerv3.Listener{farmListener(f)},
 		Routes:    []*routev3.RouteConfiguration{routeConfig(f)},
 	}
-	clusters := make([]string, 0, len(f.Pools)+len(f.CachePolicies))
-	for _, p := range f.Pools {
-		clusters = append(clusters, PoolCluster(p))
-	}
+	// Cache clusters sort before pool clusters ("cache/" < "pool/"); the
+	// farm's lists are sorted.
 	for _, c := range f.CachePolicies {
-		clusters = append(clusters, CacheCluster(c))
+		r.add(edsCluster(CacheCluster(c), f.Affinity), b)
 	}
-	slices.Sort(clusters)
-	for _, name := range clusters {
-		r.Clusters = append(r.Clusters, edsCluster(name, f.Affinity))
-		r.Endpoints = append(r.Endpoints, loadAssignment(name, b[name]))
+	for _, name := range f.Pools {
+		c := edsCluster(PoolCluster(name), f.Affinity)
+		if p, ok := pools[name]; ok {
+			c.CircuitBreakers = queueBreakers(p, f.Frontend.Replicas)
+		}
+		r.add(c, b)
 	}
 	for _, m := range r.messages() {
 		if err := m.(interface{ ValidateAll() error }).ValidateAll(); err != nil {
@@ -98,6 +100,12 @@ func FarmRouting(f model.Farm, b Backends) (Routing, error) {
 	}
 	r.Version = version
 	return r, nil
+}
+
+// add appends a cluster and its endpoints.
+func (r *Routing) add(c *clusterv3.Cluster, b Backends) {
+	r.Clusters = append(r.Clusters, c)
+	r.Endpoints = append(r.Endpoints, loadAssignment(c.Name, b[c.Name]))
 }
 
 func (r Routing) messages() []proto.Message {
@@ -148,6 +156,7 @@ func farmListener(f model.Farm) *listenerv3.Listener {
 		CommonHttpProtocolOptions: &corev3.HttpProtocolOptions{
 			IdleTimeout: durationpb.New(f.Frontend.ConnectionTimeout),
 		},
+		LocalReplyConfig: localReplies(),
 		HttpFilters: append(affinityFilters(f.Affinity), &hcmv3.HttpFilter{
 			Name:       "envoy.filters.http.router",
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},

@@ -28,9 +28,18 @@ func contoso() model.Farm {
 				{PathPrefix: "/", Pool: "www"},
 			}},
 		},
-		Frontend:      model.Frontend{ConnectionTimeout: 120 * time.Second, RequestTimeout: 30 * time.Second},
+		Frontend:      model.Frontend{Replicas: 2, ConnectionTimeout: 120 * time.Second, RequestTimeout: 30 * time.Second},
 		Pools:         []string{"images", "www"},
 		CachePolicies: []string{"static-content"},
+	}
+}
+
+// contosoPools: www with the IIS defaults, images with a short queue and an
+// odd concurrency that two frontend replicas cannot split evenly.
+func contosoPools() map[string]model.Pool {
+	return map[string]model.Pool{
+		"www":    {Name: "www", MaxConcurrentRequests: 100, QueueLength: 1000},
+		"images": {Name: "images", MaxConcurrentRequests: 5, QueueLength: 10},
 	}
 }
 
@@ -55,7 +64,7 @@ func TestFarmRouting(t *testing.T) {
 		farm     model.Farm
 		backends Backends
 	}{
-		{"a farm routes each site's hosts and prefixes to its pools and cache tiers", "routing.json", contoso(), contosoBackends()},
+		{"a farm routes each site's hosts and prefixes to its pools and cache tiers, each frontend enforcing its share of the queues", "routing.json", contoso(), contosoBackends()},
 		{"a pool without endpoints has a cluster with no endpoints", "routing-no-endpoints.json", noEndpoints, nil},
 		{"cookie affinity adds the stateful session filter and lets sticky clients reach draining workers", "routing-cookie.json",
 			withAffinity(model.Affinity{Type: model.AffinityCookie, CookieName: "CONTOSO_AFFINITY", CookieTTL: time.Hour}), contosoBackends()},
@@ -66,7 +75,7 @@ func TestFarmRouting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := FarmRouting(tt.farm, tt.backends)
+			r, err := FarmRouting(tt.farm, contosoPools(), tt.backends)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +86,7 @@ func TestFarmRouting(t *testing.T) {
 }
 
 func TestFarmRoutingVersion(t *testing.T) {
-	base, err := FarmRouting(contoso(), contosoBackends())
+	base, err := FarmRouting(contoso(), contosoPools(), contosoBackends())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,19 +97,23 @@ func TestFarmRoutingVersion(t *testing.T) {
 	moved[PoolCluster("www")][0].State = EndpointDraining
 	longer := contoso()
 	longer.Frontend.RequestTimeout = time.Minute
+	longerQueue := contosoPools()
+	longerQueue["www"] = model.Pool{Name: "www", MaxConcurrentRequests: 100, QueueLength: 2000}
 
 	for _, tt := range []struct {
 		name     string
 		farm     model.Farm
+		pools    map[string]model.Pool
 		backends Backends
 		same     bool
 	}{
-		{"the same farm and endpoints in another order keep the version", contoso(), shuffled, true},
-		{"an endpoint that starts draining changes the version", contoso(), moved, false},
-		{"a changed route timeout changes the version", longer, contosoBackends(), false},
+		{"the same farm and endpoints in another order keep the version", contoso(), contosoPools(), shuffled, true},
+		{"an endpoint that starts draining changes the version", contoso(), contosoPools(), moved, false},
+		{"a changed route timeout changes the version", longer, contosoPools(), contosoBackends(), false},
+		{"a longer queue changes the version", contoso(), longerQueue, contosoBackends(), false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := FarmRouting(tt.farm, tt.backends)
+			r, err := FarmRouting(tt.farm, tt.pools, tt.backends)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -37,6 +37,9 @@ func Frontend(f model.Farm, bootstrap []byte) FrontendObjects {
 	args := append([]string{
 		"--config-path", envoyConfigDir + "/" + BootstrapKey,
 		"--disable-hot-restart",
+		// Envoy starts a worker per CPU of the node unless told; its CPU
+		// limit is what it may use.
+		"--concurrency", strconv.FormatInt(envoyWorkers(fe.CPUMilli), 10),
 		"--drain-time-s", strconv.Itoa(drainSeconds),
 		"--log-level", "info",
 	}, envoy.NodeIDArgs("$(POD_NAME)")...)
@@ -76,3 +79,6 @@ func FrontendURL(f model.Farm) string {
 	}
 	return u
 }
+
+// envoyWorkers is one Envoy worker thread per whole CPU of the limit, at least one.
+func envoyWorkers(cpuMilli int64) int64 { return max(1, (cpuMilli+999)/1000) }

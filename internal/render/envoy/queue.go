@@ -1,0 +1,78 @@
+package envoy
+
+import (
+	"math"
+
+	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"webfarm.dev/operator/internal/model"
+)
+
+// queueBreakers enforce a pool's request queue with IIS semantics on one
+// frontend replica. Each worker takes at most maxConcurrentRequests at once
+// (a per-host connection limit: an HTTP/1.1 connection carries one request
+// at a time, and a request that finds its worker's connections busy waits);
+// at most queue.length requests wait, and the next one is answered 503 at
+// once. The frontend's replicas share both limits, each enforcing its share,
+// rounded up so that no replica refuses capacity the pool has.
+//
+// The limits do not depend on how many workers are ready, so scaling a pool
+// changes only its endpoints, never its cluster (which Envoy would rebuild).
+func queueBreakers(p model.Pool, frontends int32) *clusterv3.CircuitBreakers {
+	unlimited := wrapperspb.UInt32(math.MaxUint32)
+	return &clusterv3.CircuitBreakers{
+		Thresholds: []*clusterv3.CircuitBreakers_Thresholds{{
+			Priority:           corev3.RoutingPriority_DEFAULT,
+			MaxConnections:     unlimited,
+			MaxRequests:        unlimited,
+			MaxPendingRequests: wrapperspb.UInt32(share(p.QueueLength, frontends)),
+		}},
+		PerHostThresholds: []*clusterv3.CircuitBreakers_Thresholds{{
+			Priority:       corev3.RoutingPriority_DEFAULT,
+			MaxConnections: wrapperspb.UInt32(share(p.MaxConcurrentRequests, frontends)),
+		}},
+	}
+}
+
+// share is one frontend replica's part of a pool-wide limit, at least 1.
+func share(limit, frontends int32) uint32 {
+	if frontends < 1 {
+		frontends = 1
+	}
+	return uint32(max(1, (limit+frontends-1)/frontends))
+}
+
+// Bodies of the frontend's own 503s, so that a person reading one knows
+// which limit answered.
+const (
+	QueueFullBody   = "Service Unavailable: the application pool's request queue is full.\n"
+	NoWorkerBody    = "Service Unavailable: the application pool has no worker ready.\n"
+	retryAfterValue = "1"
+)
+
+// localReplies rewrite the bodies of the 503s Envoy answers itself: a full
+// queue (response flag UO, upstream overflow) and a pool without a ready
+// worker (UH). Both say Retry-After, as HTTP.sys's 503 invites a retry.
+func localReplies() *hcmv3.LocalReplyConfig {
+	mapper := func(flag, body string) *hcmv3.ResponseMapper {
+		return &hcmv3.ResponseMapper{
+			Filter: &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_ResponseFlagFilter{
+				ResponseFlagFilter: &accesslogv3.ResponseFlagFilter{Flags: []string{flag}},
+			}},
+			StatusCode: wrapperspb.UInt32(503),
+			Body:       &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: body}},
+			HeadersToAdd: []*corev3.HeaderValueOption{{
+				Header:       &corev3.HeaderValue{Key: "Retry-After", Value: retryAfterValue},
+				AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+			}},
+		}
+	}
+	return &hcmv3.LocalReplyConfig{Mappers: []*hcmv3.ResponseMapper{
+		mapper("UO", QueueFullBody),
+		mapper("UH", NoWorkerBody),
+	}}
+}

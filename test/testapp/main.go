@@ -1,0 +1,107 @@
+// Command webfarm-testapp is the application the end-to-end tests run in
+// AppPools (it ships in the client image): a web application whose requests
+// can be made slow, fail, or crash the worker, and which counts how many
+// requests it serves at once, so tests can assert what the frontend let
+// through.
+//
+//	GET /anything?delay=2s   answers after 2 s
+//	GET /anything?status=500 answers 500
+//	GET /anything?exit=1     exits the process with status 1 (a crash)
+//	GET /stats               {"inFlight":..,"maxInFlight":..,"served":..}
+//	GET /healthz             200, not counted (the kubelet's probes)
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// maxDelay bounds ?delay so that a test's mistake cannot hold a worker for long.
+const maxDelay = time.Minute
+
+type counters struct {
+	mu          sync.Mutex
+	inFlight    int
+	maxInFlight int
+	served      int
+}
+
+func (c *counters) enter() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inFlight++
+	c.maxInFlight = max(c.maxInFlight, c.inFlight)
+}
+
+func (c *counters) leave() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inFlight--
+	c.served++
+}
+
+func (c *counters) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	c.mu.Lock()
+	snapshot := map[string]int{"inFlight": c.inFlight, "maxInFlight": c.maxInFlight, "served": c.served}
+	c.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(snapshot)
+}
+
+func app(stats *counters, hostname string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		stats.enter()
+		defer stats.leave()
+		q := r.URL.Query()
+		if q.Get("exit") != "" {
+			log.Printf("exiting on request %s", r.URL)
+			os.Exit(1)
+		}
+		status := http.StatusOK
+		if s := q.Get("status"); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 200 || n > 599 {
+				http.Error(w, "status must be 200-599", http.StatusBadRequest)
+				return
+			}
+			status = n
+		}
+		if d := q.Get("delay"); d != "" {
+			delay, err := time.ParseDuration(d)
+			if err != nil || delay < 0 || delay > maxDelay {
+				http.Error(w, "delay must be a duration up to "+maxDelay.String(), http.StatusBadRequest)
+				return
+			}
+			select {
+			case <-time.After(delay):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(status)
+		fmt.Fprintf(w, "app on %s: %s %s\n", hostname, r.Method, r.URL.Path)
+	}
+}
+
+func main() {
+	listen := flag.String("listen", ":9000", "address to listen on")
+	flag.Parse()
+	hostname, _ := os.Hostname()
+	stats := &counters{}
+	mux := http.NewServeMux()
+	mux.Handle("GET /stats", stats)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	mux.Handle("/", app(stats, hostname))
+	server := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	log.Printf("listening on %s", *listen)
+	log.Fatal(server.ListenAndServe())
+}
