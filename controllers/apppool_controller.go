@@ -2,19 +2,23 @@ package controllers
 
 import (
 	"context"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
+	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/render/nginx"
@@ -27,6 +31,8 @@ type AppPoolReconciler struct {
 	Applier  *apply.Applier
 	Platform model.Platform
 	Recorder events.EventRecorder
+	// Failures are the recent worker failures, for rapid-fail protection.
+	Failures *health.Log
 }
 
 // +kubebuilder:rbac:groups=webfarm.dev,resources=apppools,verbs=get;list;watch
@@ -36,11 +42,17 @@ type AppPoolReconciler struct {
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 
 // Reconcile brings one AppPool's children to the desired state and reports it.
 func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	pool := &v1.AppPool{}
 	if err := r.Get(ctx, req.NamespacedName, pool); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Failures.Forget(req.String())
+			poolStopped.DeleteLabelValues(req.Namespace, req.Name)
+			workerFailures.DeleteLabelValues(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := pool.DeepCopy()
@@ -53,6 +65,12 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 	if err != nil {
 		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, nil
 	}
+	// Rapid-fail protection may stop the pool (or restart it): resolve again
+	// from the phase it decided, which sets the workers to none or back.
+	stopped := applyRapidFail(pool, m.RapidFail, r.Failures, time.Now())
+	if m, err = model.ResolvePool(pool, r.Platform); err != nil {
+		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, nil
+	}
 	deployment, err := r.applyChildren(ctx, m)
 	if err != nil {
 		return failed(err)
@@ -60,8 +78,11 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 	desired, ready, _ := replicaCounts(deployment)
 	pool.Status.Replicas, pool.Status.ReadyReplicas = desired, ready
 	pool.Status.Ready = readyCount(ready, desired)
-	pool.Status.Phase = poolPhase(desired, ready)
 	pool.Status.Selector = labels.SelectorFromSet(k8s.SelectorLabels(k8s.ComponentPool, pool.Name)).String()
+	if stopped != nil {
+		return *stopped, nil
+	}
+	pool.Status.Phase = poolPhase(desired, ready)
 	return deploymentVerdict("workers", deployment), nil
 }
 
@@ -85,10 +106,12 @@ func (r *AppPoolReconciler) applyChildren(ctx context.Context, m model.Pool) (*a
 	return applyDeployment(ctx, r.Applier, objs.Deployment)
 }
 
-// SetupWithManager watches AppPools and the children they own.
+// SetupWithManager watches AppPools, the children they own, and their
+// workers' pods for failures.
 func (r *AppPoolReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOptions) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1.AppPool{}, specOrMetadataChanged).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, workerFailureHandler{failures: r.Failures})).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).

@@ -48,6 +48,20 @@ var poolReadinessChanged = builder.WithPredicates(predicate.Funcs{
 	},
 })
 
+// poolRoutingChanged passes creations, deletions and updates of what a farm's
+// routing reads from a pool: its spec (queue limits) and whether it is stopped.
+var poolRoutingChanged = builder.WithPredicates(predicate.Or(
+	predicate.GenerationChangedPredicate{},
+	predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		before, okBefore := e.ObjectOld.(*v1.AppPool)
+		after, okAfter := e.ObjectNew.(*v1.AppPool)
+		if !okBefore || !okAfter {
+			return true
+		}
+		return (before.Status.Phase == v1.PoolStopped) != (after.Status.Phase == v1.PoolStopped)
+	}},
+))
+
 // routesChanged passes creations, deletions and spec changes of a farm: what
 // decides which pools a cache tier fronts.
 var routesChanged = builder.WithPredicates(predicate.GenerationChangedPredicate{})

@@ -145,7 +145,7 @@ func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOp
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("routing").
 		For(&v1.WebFarm{}, specOrMetadataChanged).
-		Watches(&v1.AppPool{}, handler.EnqueueRequestsFromMapFunc(r.farmsOfPool), specOrMetadataChanged).
+		Watches(&v1.AppPool{}, handler.EnqueueRequestsFromMapFunc(r.farmsOfPool), poolRoutingChanged).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.farmsBehind)).
 		WithOptions(options).
 		Complete(r)

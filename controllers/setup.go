@@ -10,6 +10,7 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
+	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/xds"
 )
@@ -53,7 +54,7 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 	if err := (&WebFarmReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	if err := (&AppPoolReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {
+	if err := (&AppPoolReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder, Failures: &health.Log{}}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if err := (&CachePolicyReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {

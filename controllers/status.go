@@ -36,7 +36,9 @@ func failed(err error) (verdict, error) {
 
 // warningReasons are the Ready reasons a person must act on: each new one is
 // also recorded as a Warning event.
-var warningReasons = map[string]bool{v1.ReasonInvalidSpec: true, v1.ReasonInvalidReference: true, v1.ReasonApplyFailed: true}
+var warningReasons = map[string]bool{
+	v1.ReasonInvalidSpec: true, v1.ReasonInvalidReference: true, v1.ReasonApplyFailed: true, v1.ReasonRapidFailProtection: true,
+}
 
 // statusObject is a WebFarm, AppPool or CachePolicy.
 type statusObject interface {

@@ -5,6 +5,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// RestartAnnotation restarts a pool that health monitoring stopped: set it to
+// a new value (for example the current time) and the operator starts the
+// pool's workers again with a fresh failure count, as "Start" does for a
+// stopped IIS application pool.
+//
+//	kubectl annotate apppool shop webfarm.dev/restart="$(date +%s)" --overwrite
+const RestartAnnotation = "webfarm.dev/restart"
+
 // PoolPhase is where a pool stands in its life cycle.
 //
 // +kubebuilder:validation:Enum=Pending;Running;Degraded;Stopped;Idle
@@ -501,6 +509,23 @@ type AppPoolStatus struct {
 	//
 	// +optional
 	Capacity Capacity `json:"capacity,omitzero"`
+
+	// RecentFailures is how many worker failures (crashes, exits, failed
+	// health checks) rapid-fail protection counts within its interval.
+	//
+	// +optional
+	RecentFailures int32 `json:"recentFailures,omitempty"`
+
+	// LastFailure describes the latest worker failure.
+	//
+	// +optional
+	LastFailure string `json:"lastFailure,omitempty"`
+
+	// ObservedRestart is the value of the webfarm.dev/restart annotation the
+	// operator last acted on.
+	//
+	// +optional
+	ObservedRestart string `json:"observedRestart,omitempty"`
 }
 
 // AppPool is a group of identical nginx workers serving one or more routes of

@@ -23,6 +23,9 @@ const (
 	ReasonNotReferenced    = "NotReferenced"
 	ReasonScaledToZero     = "ScaledToZero"
 	ReasonAsExpected       = "AsExpected"
+	// ReasonRapidFailProtection: the pool's workers failed too often and the
+	// pool is stopped until restarted (see RestartAnnotation).
+	ReasonRapidFailProtection = "RapidFailProtection"
 )
 
 // Duration is a Go duration string limited to the units people write in

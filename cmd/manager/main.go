@@ -112,6 +112,8 @@ func onlyManagedChildren() map[client.Object]cache.ByObject {
 		&policyv1.PodDisruptionBudget{}: managed,
 		// EndpointSlices carry their Service's labels.
 		&discoveryv1.EndpointSlice{}: managed,
+		// Worker pods carry their pod template's labels (rapid-fail protection).
+		&corev1.Pod{}: managed,
 	}
 }
 

@@ -116,9 +116,20 @@ type Pool struct {
 	QueueLength           int32
 	QueueTimeout          time.Duration // 0: none
 
-	Health HealthCheck
+	Health    HealthCheck
+	RapidFail RapidFail
+	// Stopped: health monitoring stopped the pool (status phase Stopped): it
+	// runs no workers and the frontend answers its routes itself.
+	Stopped bool
 
 	Platform Platform
+}
+
+// RapidFail is the resolved rapid-fail protection.
+type RapidFail struct {
+	Enabled     bool
+	MaxFailures int32
+	Interval    time.Duration
 }
 
 // ContentSource says where static files come from.

@@ -112,6 +112,12 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 			Timeout:          errs.duration("healthCheck.timeout", s.HealthCheck.Timeout, v1.DefaultHealthTimeout),
 			FailureThreshold: orDefault(s.HealthCheck.FailureThreshold, v1.DefaultHealthFailures),
 		},
+		RapidFail: RapidFail{
+			Enabled:     deref(s.RapidFailProtection.Enabled, true),
+			MaxFailures: orDefault(s.RapidFailProtection.MaxFailures, v1.DefaultRapidFailMax),
+			Interval:    errs.duration("rapidFailProtection.interval", s.RapidFailProtection.Interval, v1.DefaultRapidFailInterval),
+		},
+		Stopped:  ap.Status.Phase == v1.PoolStopped,
 		Platform: p,
 	}
 	if s.Autoscaling == nil {
@@ -121,6 +127,11 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 		// Until the autoscaler has decided, the pool starts at its minimum.
 		r := orDefault(s.Autoscaling.MinReplicas, v1.DefaultMinReplicas)
 		out.Replicas = &r
+	}
+	if out.Stopped {
+		// A stopped pool keeps no workers, as a stopped IIS pool has no
+		// worker processes; its restart brings the replicas back.
+		out.Replicas = new(int32)
 	}
 	if c := s.Content; c != nil {
 		switch {

@@ -6,6 +6,7 @@ import (
 	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -50,6 +51,7 @@ func share(limit, frontends int32) uint32 {
 // which limit answered.
 const (
 	QueueFullBody   = "Service Unavailable: the application pool's request queue is full.\n"
+	PoolStoppedBody = "Service Unavailable: the application pool is stopped.\n"
 	NoWorkerBody    = "Service Unavailable: the application pool has no worker ready.\n"
 	retryAfterValue = "1"
 )
@@ -75,4 +77,16 @@ func localReplies() *hcmv3.LocalReplyConfig {
 		mapper("UO", QueueFullBody),
 		mapper("UH", NoWorkerBody),
 	}}
+}
+
+// stoppedPoolRoute answers a stopped pool's route with 503 (HTTP.sys's answer
+// for a stopped application pool), whatever the method.
+func stoppedPoolRoute(r model.Route) *routev3.Route {
+	return &routev3.Route{
+		Match: prefixMatch(r.PathPrefix),
+		Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{
+			Status: 503,
+			Body:   &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: PoolStoppedBody}},
+		}},
+	}
 }

@@ -75,7 +75,7 @@ type Routing struct {
 func FarmRouting(f model.Farm, pools map[string]model.Pool, b Backends) (Routing, error) {
 	r := Routing{
 		Listeners: []*listenerv3.Listener{farmListener(f)},
-		Routes:    []*routev3.RouteConfiguration{routeConfig(f)},
+		Routes:    []*routev3.RouteConfiguration{routeConfig(f, pools)},
 	}
 	// Cache clusters sort before pool clusters ("cache/" < "pool/"); the
 	// farm's lists are sorted.
@@ -175,12 +175,17 @@ func farmListener(f model.Farm) *listenerv3.Listener {
 }
 
 // routeConfig has a virtual host per site; a request for a host no site
-// names gets 404 from Envoy.
-func routeConfig(f model.Farm) *routev3.RouteConfiguration {
+// names gets 404 from Envoy. The routes of a stopped pool are answered by the
+// frontend itself.
+func routeConfig(f model.Farm, pools map[string]model.Pool) *routev3.RouteConfiguration {
 	rc := &routev3.RouteConfiguration{Name: RouteConfigName}
 	for _, s := range f.Sites {
 		vh := &routev3.VirtualHost{Name: s.Name, Domains: s.Hosts}
 		for _, r := range s.Routes {
+			if pools[r.Pool].Stopped {
+				vh.Routes = append(vh.Routes, stoppedPoolRoute(r))
+				continue
+			}
 			vh.Routes = append(vh.Routes, routes(r, f.Frontend.RequestTimeout, f.Affinity)...)
 		}
 		rc.VirtualHosts = append(rc.VirtualHosts, vh)
@@ -217,9 +222,8 @@ func route(r model.Route, timeout time.Duration, affinity model.Affinity, retryC
 		HashPolicy:       hashPolicy(affinity),
 		RetryPolicy:      retryElsewhere(retryConditions),
 	}
-	match := &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}}
+	match := prefixMatch(r.PathPrefix)
 	if r.PathPrefix != "/" {
-		match.PathSpecifier = &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: r.PathPrefix}
 		action.RegexRewrite = &matcherv3.RegexMatchAndSubstitute{
 			// The prefix is validated to [A-Za-z0-9-._~/] segments; QuoteMeta escapes its dots.
 			Pattern:      &matcherv3.RegexMatcher{Regex: "^" + regexp.QuoteMeta(r.PathPrefix) + "/?"},
@@ -235,6 +239,14 @@ func route(r model.Route, timeout time.Duration, affinity model.Affinity, retryC
 		}}
 	}
 	return out
+}
+
+// prefixMatch matches a route's path prefix by whole segments.
+func prefixMatch(prefix string) *routev3.RouteMatch {
+	if prefix == "/" {
+		return &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}}
+	}
+	return &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: prefix}}
 }
 
 // retryElsewhere retries on the given conditions, at most twice, each time

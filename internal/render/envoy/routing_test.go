@@ -63,19 +63,27 @@ func TestFarmRouting(t *testing.T) {
 		golden   string
 		farm     model.Farm
 		backends Backends
+		stopped  string // a pool stopped by health monitoring
 	}{
-		{"a farm routes each site's hosts and prefixes to its pools and cache tiers, each frontend enforcing its share of the queues", "routing.json", contoso(), contosoBackends()},
-		{"a pool without endpoints has a cluster with no endpoints", "routing-no-endpoints.json", noEndpoints, nil},
+		{"a farm routes each site's hosts and prefixes to its pools and cache tiers, each frontend enforcing its share of the queues", "routing.json", contoso(), contosoBackends(), ""},
+		{"a pool without endpoints has a cluster with no endpoints", "routing-no-endpoints.json", noEndpoints, nil, ""},
+		{"a stopped pool's routes are answered 503 by the frontend, the others still routed", "routing-stopped.json", contoso(), contosoBackends(), "images"},
 		{"cookie affinity adds the stateful session filter and lets sticky clients reach draining workers", "routing-cookie.json",
-			withAffinity(model.Affinity{Type: model.AffinityCookie, CookieName: "CONTOSO_AFFINITY", CookieTTL: time.Hour}), contosoBackends()},
+			withAffinity(model.Affinity{Type: model.AffinityCookie, CookieName: "CONTOSO_AFFINITY", CookieTTL: time.Hour}), contosoBackends(), ""},
 		{"client IP affinity hashes the source address onto a Maglev ring", "routing-client-ip.json",
-			withAffinity(model.Affinity{Type: model.AffinityClientIP}), contosoBackends()},
+			withAffinity(model.Affinity{Type: model.AffinityClientIP}), contosoBackends(), ""},
 		{"class C affinity hashes the first three octets of the client's address", "routing-class-c.json",
-			withAffinity(model.Affinity{Type: model.AffinityClassC}), contosoBackends()},
+			withAffinity(model.Affinity{Type: model.AffinityClassC}), contosoBackends(), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := FarmRouting(tt.farm, contosoPools(), tt.backends)
+			pools := contosoPools()
+			if tt.stopped != "" {
+				p := pools[tt.stopped]
+				p.Stopped = true
+				pools[tt.stopped] = p
+			}
+			r, err := FarmRouting(tt.farm, pools, tt.backends)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,206 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/test/e2e/framework"
+)
+
+// A farm with a steady static pool at / and a fragile application pool at
+// /fragile whose workers the test crashes; rapid-fail protection stops it
+// after 3 failures within 2 minutes.
+const rapidFailFarm = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: steady-content}
+data:
+  index.html: "steady page\n"
+---
+apiVersion: webfarm.dev/v1alpha1
+kind: AppPool
+metadata: {name: steady}
+spec:
+  content: {configMap: {name: steady-content}}
+  replicas: 1
+  cpu: 50m
+  memory: 64Mi
+---
+apiVersion: webfarm.dev/v1alpha1
+kind: AppPool
+metadata: {name: fragile}
+spec:
+  app:
+    image: localhost/webfarm-client:dev
+    args: [webfarm-testapp, --listen=:9000]
+    port: 9000
+  replicas: 2
+  cpu: 50m
+  memory: 64Mi
+  healthCheck: {path: /healthz, interval: 2s}
+  rapidFailProtection: {maxFailures: 3, interval: 2m}
+---
+apiVersion: webfarm.dev/v1alpha1
+kind: WebFarm
+metadata: {name: guarded}
+spec:
+  sites:
+  - name: main
+    hosts: [guarded.example]
+    routes:
+    - {pathPrefix: /, appPool: steady}
+    - {pathPrefix: /fragile, appPool: fragile}
+  frontend:
+    replicas: 1
+    cpu: 100m
+`
+
+// Workers that crash 3 times within the interval stop their pool: the
+// frontend answers its routes 503 within 2 s of the stop, the farm's other
+// pool serves throughout, an event and a metric say so, and the documented
+// restart annotation brings the pool back.
+func TestRapidFailProtectionStopsAPoolAndARestartBringsItBack(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cluster.Apply(t, ns, rapidFailFarm)
+	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/guarded", "apppool/steady", "apppool/fragile")
+	front := cluster.ServiceURL(t, ns, "guarded-frontend")
+	host := "Host: guarded.example"
+	framework.ExpectBody(t, time.Minute, front+"/fragile/", "app on fragile-", host)
+	framework.ExpectBody(t, time.Minute, front+"/", "steady page", host)
+
+	// The steady pool is polled every 100 ms for the whole test.
+	steady := pollSteady(front+"/", host)
+	defer steady.stop()
+
+	workers := cluster.Pods(t, ns, "app.kubernetes.io/instance=fragile,app.kubernetes.io/component=pool")
+	if len(workers) != 2 {
+		t.Fatalf("fragile workers %v, want 2", workers)
+	}
+	// Crash each worker's application directly, then the first one again once
+	// the kubelet has restarted it: three failures.
+	crash := func(ip string) {
+		t.Helper()
+		framework.Eventually(t, 2*time.Minute, func() error {
+			if _, err := framework.HTTPGet("http://" + ip + ":9000/healthz"); err != nil {
+				return fmt.Errorf("worker %s not serving yet: %w", ip, err)
+			}
+			return nil
+		})
+		_, _ = framework.HTTPGet("http://" + ip + ":9000/?exit=1") // the worker dies before answering
+	}
+	crash(workers[0].IP)
+	crash(workers[1].IP)
+	crash(workers[0].IP)
+
+	crashed := time.Now()
+
+	// The frontend's first 503 for the stopped pool, polled every 50 ms.
+	var rejectedAt time.Time
+	framework.EventuallyEvery(t, 2*time.Minute, 50*time.Millisecond, func() error {
+		r, err := framework.HTTPGet(front+"/fragile/", host)
+		if err != nil {
+			return err
+		}
+		if r.Status != http.StatusServiceUnavailable || r.Body != envoy.PoolStoppedBody {
+			return fmt.Errorf("GET /fragile/: %d %q, want 503 %q", r.Status, r.Body, envoy.PoolStoppedBody)
+		}
+		rejectedAt = time.Now()
+		return nil
+	})
+	// The stop's time is the Ready condition's transition, in whole seconds
+	// (rounded down, so the lag below is if anything overstated).
+	transition := cluster.Run(t, "get", "apppool", "fragile", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].lastTransitionTime}`)
+	stoppedAt, err := time.Parse(time.RFC3339, strings.TrimSpace(transition))
+	if err != nil {
+		t.Fatalf("Ready condition's transition time %q: %v", transition, err)
+	}
+	lag := rejectedAt.Sub(stoppedAt)
+	t.Logf("third crash at %s; pool stopped %s later; the frontend answered 503 %s after the stop",
+		crashed.Format("15:04:05.000"), stoppedAt.Sub(crashed).Round(time.Millisecond), lag.Round(time.Millisecond))
+	if lag > 2*time.Second {
+		t.Errorf("503 came %s after the stop, want within 2 s", lag)
+	}
+
+	t.Run("the stop is reported: condition, event and metric", func(t *testing.T) {
+		reason := cluster.Run(t, "get", "apppool", "fragile", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].reason}`)
+		if strings.TrimSpace(reason) != "RapidFailProtection" {
+			t.Errorf("Ready reason %q, want RapidFailProtection", reason)
+		}
+		events := cluster.Run(t, "get", "events", "-n", ns, "--field-selector", "reason=RapidFailProtection", "-o", "jsonpath={.items[*].message}")
+		if !strings.Contains(events, "stopped after 3 worker failures") {
+			t.Errorf("events %q, want one saying the pool stopped after 3 failures", events)
+		}
+		cluster.EventuallyQuery(t, time.Minute, fmt.Sprintf(`webfarm_pool_stopped{namespace=%q,pool="fragile"} == 1`, ns), func(s []framework.Sample) error {
+			if len(s) != 1 {
+				return fmt.Errorf("webfarm_pool_stopped samples %v, want one at 1", s)
+			}
+			return nil
+		})
+		cluster.EventuallyQuery(t, time.Minute, fmt.Sprintf(`webfarm_pool_worker_failures_total{namespace=%q,pool="fragile"} >= 3`, ns), func(s []framework.Sample) error {
+			if len(s) != 1 {
+				return fmt.Errorf("webfarm_pool_worker_failures_total samples %v, want one at 3 or more", s)
+			}
+			return nil
+		})
+	})
+
+	t.Run("the restart annotation starts the pool again", func(t *testing.T) {
+		cluster.Run(t, "annotate", "apppool", "fragile", "-n", ns, "webfarm.dev/restart=1", "--overwrite")
+		framework.ExpectBody(t, 2*time.Minute, front+"/fragile/", "app on fragile-", host)
+		cluster.WaitReady(t, ns, 2*time.Minute, "apppool/fragile")
+	})
+
+	if n, failures := steady.stop(); len(failures) > 0 {
+		t.Errorf("the steady pool failed %d of %d requests while the other was stopped: %v", len(failures), n, failures)
+	} else {
+		t.Logf("the steady pool answered all %d requests", n)
+	}
+}
+
+// steadyPoller sends a GET every 100 ms until stopped and keeps the failures.
+type steadyPoller struct {
+	done     chan struct{}
+	wg       sync.WaitGroup
+	once     sync.Once
+	sent     int
+	failures []string
+}
+
+func pollSteady(url string, headers ...string) *steadyPoller {
+	p := &steadyPoller{done: make(chan struct{})}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-p.done:
+				return
+			case <-tick.C:
+			}
+			p.sent++
+			r, err := framework.HTTPGet(url, headers...)
+			switch {
+			case err != nil:
+				p.failures = append(p.failures, err.Error())
+			case r.Status != http.StatusOK:
+				p.failures = append(p.failures, fmt.Sprintf("%d %q", r.Status, r.Body))
+			}
+		}
+	}()
+	return p
+}
+
+// stop ends the polling (once) and returns the requests sent and the failures.
+func (p *steadyPoller) stop() (int, []string) {
+	p.once.Do(func() { close(p.done) })
+	p.wg.Wait()
+	return p.sent, p.failures
+}
