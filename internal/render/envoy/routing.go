@@ -35,7 +35,6 @@ const (
 func PoolCluster(pool string) string    { return "pool/" + pool }
 func CacheCluster(policy string) string { return "cache/" + policy }
 
-
 // EndpointState is what the frontend may do with an upstream address.
 type EndpointState int
 
