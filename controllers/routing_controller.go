@@ -2,6 +2,9 @@ package controllers
 
 import (
 	"context"
+	"slices"
+	"sync"
+	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,7 +27,15 @@ type RoutingReconciler struct {
 	Client   client.Client
 	Platform model.Platform
 	XDS      *xds.Server
+
+	retired retiredClusters
 }
+
+// retireAfter is how long a pool's cluster stays in a farm's snapshot after
+// the last route to it went away. Envoy may apply a snapshot's clusters
+// before its routes: removing the cluster in the same step would fail the
+// requests that the old routes still send there.
+const retireAfter = 30 * time.Second
 
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
 
@@ -32,6 +43,8 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	var farm v1.WebFarm
 	if err := r.Client.Get(ctx, req.NamespacedName, &farm); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.retired.forget(req.String() + " pools")
+			r.retired.forget(req.String() + " caches")
 			r.XDS.Remove(req.Namespace + "/" + req.Name)
 			return ctrl.Result{}, nil
 		}
@@ -43,6 +56,11 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		// controller reports the problem in the farm's status.
 		return ctrl.Result{}, nil
 	}
+	now := time.Now()
+	var poolsRecheck, cachesRecheck time.Duration
+	f.Pools, poolsRecheck = r.retired.withRetired(req.String()+" pools", f.Pools, now)
+	f.CachePolicies, cachesRecheck = r.retired.withRetired(req.String()+" caches", f.CachePolicies, now)
+	recheck := minPositive(poolsRecheck, cachesRecheck)
 	pools, err := r.poolsOf(ctx, f)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -56,7 +74,69 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.XDS.Update(ctx, envoy.NodeCluster(f), routing)
+	return ctrl.Result{RequeueAfter: recheck}, r.XDS.Update(ctx, envoy.NodeCluster(f), routing)
+}
+
+// minPositive is the smaller of two durations that are set (0: not set).
+func minPositive(a, b time.Duration) time.Duration {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
+}
+
+// retiredClusters remembers, per farm, the pools (and cache tiers) its routes
+// no longer use and since when, so that their clusters leave the snapshot
+// only after retireAfter.
+type retiredClusters struct {
+	mu    sync.Mutex
+	farms map[string]farmPools
+}
+
+type farmPools struct {
+	routed  []string
+	retired map[string]time.Time // pool -> when its last route went away
+}
+
+// withRetired returns the pools whose clusters the farm's snapshot keeps: the
+// routed ones and those retired less than retireAfter ago, sorted; and when
+// to look again (0 when nothing is retiring).
+func (c *retiredClusters) withRetired(farm string, routed []string, now time.Time) ([]string, time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.farms == nil {
+		c.farms = map[string]farmPools{}
+	}
+	prev := c.farms[farm]
+	next := farmPools{routed: routed, retired: map[string]time.Time{}}
+	for _, p := range prev.routed {
+		if !slices.Contains(routed, p) {
+			next.retired[p] = now
+		}
+	}
+	for p, since := range prev.retired {
+		if !slices.Contains(routed, p) && now.Sub(since) < retireAfter {
+			next.retired[p] = since
+		}
+	}
+	c.farms[farm] = next
+	keep := slices.Clone(routed)
+	var recheck time.Duration
+	for p, since := range next.retired {
+		keep = append(keep, p)
+		if left := retireAfter - now.Sub(since); recheck == 0 || left < recheck {
+			recheck = left
+		}
+	}
+	slices.Sort(keep)
+	return keep, recheck
+}
+
+// forget drops a deleted farm's memory.
+func (c *retiredClusters) forget(farm string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.farms, farm)
 }
 
 // poolsOf resolves the farm's AppPools that exist and are valid; the others

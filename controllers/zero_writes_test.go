@@ -17,6 +17,7 @@ import (
 
 	"webfarm.dev/operator/controllers"
 	"webfarm.dev/operator/internal/apply"
+	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/testutil"
 )
 
@@ -93,7 +94,7 @@ func TestASecondReconcileOfUnchangedInputPerformsZeroWrites(t *testing.T) {
 		objects []string
 	}{
 		{"WebFarm", &controllers.WebFarmReconciler{Client: c, Applier: applier, Platform: platform, Recorder: discard{}}, []string{"web"}},
-		{"AppPool", &controllers.AppPoolReconciler{Client: c, Applier: applier, Platform: platform, Recorder: discard{}}, []string{"shop", "blog"}},
+		{"AppPool", &controllers.AppPoolReconciler{Client: c, Applier: applier, Platform: platform, Recorder: discard{}, Failures: &health.Log{}}, []string{"shop", "blog"}},
 		{"CachePolicy", &controllers.CachePolicyReconciler{Client: c, Applier: applier, Platform: platform, Recorder: discard{}}, []string{"static"}},
 	}
 	reconcileAll := func() error {

@@ -134,6 +134,8 @@ func TestSessionAffinity(t *testing.T) {
 		}
 
 		cluster.Run(t, "delete", "pod", "-n", ns, worker, "--wait=false")
+		deleted := time.Now()
+		var lastFromDraining time.Time
 		gone := func() bool {
 			for _, p := range cluster.Pods(t, ns, "app.kubernetes.io/instance=web,app.kubernetes.io/name=webfarm-pool") {
 				if p.Name == worker {
@@ -156,6 +158,9 @@ func TestSessionAffinity(t *testing.T) {
 				}
 			}
 			w := r.Header.Get(workerHeader)
+			if w == worker {
+				lastFromDraining = time.Now()
+			}
 			if len(sequence) == 0 || sequence[len(sequence)-1] != w {
 				sequence = append(sequence, w)
 			}
@@ -168,6 +173,13 @@ func TestSessionAffinity(t *testing.T) {
 		}
 		if len(sequence) != 2 || sequence[0] != worker {
 			t.Errorf("workers the client saw while %s went away: %v, want %s then one other", worker, sequence, worker)
+		}
+		// The worker drains for its pre-stop delay (5 s) before nginx stops:
+		// its sticky client is served there all that time.
+		drained := lastFromDraining.Sub(deleted)
+		t.Logf("the draining worker served its sticky client for %s after its deletion", drained.Round(100*time.Millisecond))
+		if drained < 4*time.Second {
+			t.Errorf("the sticky client left its draining worker %s after the deletion, want it served there for the 5 s drain", drained)
 		}
 	})
 

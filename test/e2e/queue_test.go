@@ -127,7 +127,7 @@ func TestABurstBeyondAPoolsQueueGets503AtOnce(t *testing.T) {
 		}
 		stats := fmt.Sprintf("http://%s:%d%s", frontends[0].IP, envoy.StatusPort, envoy.MetricsPath)
 		framework.Eventually(t, 10*time.Second, func() error {
-			got, err := envoyCounter(stats, "envoy_cluster_upstream_rq_pending_overflow", envoy.PoolCluster("slow"))
+			got, err := envoyCounter(stats, "envoy_cluster_upstream_rq_pending_overflow", fmt.Sprintf("envoy_cluster_name=%q", envoy.PoolCluster("slow")))
 			if err != nil {
 				return err
 			}
@@ -170,17 +170,25 @@ func burst(url string, n int, delay time.Duration) []burstResult {
 	return results
 }
 
-// envoyCounter reads one cluster's counter from an Envoy's Prometheus page.
-func envoyCounter(statsURL, name, cluster string) (int, error) {
+// envoyCounter reads a counter from an Envoy's Prometheus page: the series
+// of that name carrying every label given (name="value" each).
+func envoyCounter(statsURL, name string, labels ...string) (int, error) {
 	r, err := framework.HTTPGet(statsURL)
 	if err != nil {
 		return 0, err
 	}
-	prefix := fmt.Sprintf(`%s{envoy_cluster_name="%s"} `, name, cluster)
 	for _, line := range strings.Split(r.Body, "\n") {
-		if v, ok := strings.CutPrefix(line, prefix); ok {
-			return strconv.Atoi(strings.TrimSpace(v))
+		series, value, ok := strings.Cut(line, " ")
+		if !ok || !strings.HasPrefix(series, name+"{") {
+			continue
+		}
+		matches := true
+		for _, l := range labels {
+			matches = matches && strings.Contains(series, l)
+		}
+		if matches {
+			return strconv.Atoi(strings.TrimSpace(value))
 		}
 	}
-	return 0, fmt.Errorf("no %s for %s at %s", name, cluster, statsURL)
+	return 0, fmt.Errorf("no %s%v at %s", name, labels, statsURL)
 }

@@ -3,8 +3,10 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -61,6 +63,10 @@ spec:
     cpu: 100m
 `
 
+// restartLoad is how long the load on the stopped pool runs: it sees the
+// stop, the restart and the pool serving again.
+const restartLoad = 30 * time.Second
+
 // Workers that crash 3 times within the interval stop their pool: the
 // frontend answers its routes 503 within 2 s of the stop, the farm's other
 // pool serves throughout, an event and a metric say so, and the documented
@@ -73,6 +79,9 @@ func TestRapidFailProtectionStopsAPoolAndARestartBringsItBack(t *testing.T) {
 	host := "Host: guarded.example"
 	framework.ExpectBody(t, time.Minute, front+"/fragile/", "app on fragile-", host)
 	framework.ExpectBody(t, time.Minute, front+"/", "steady page", host)
+
+	client := cluster.ClientPod(t, ns)
+	inCluster := fmt.Sprintf("http://guarded-frontend.%s.svc.cluster.local", ns)
 
 	// The steady pool is polled every 100 ms for the whole test.
 	steady := pollSteady(front+"/", host)
@@ -121,7 +130,7 @@ func TestRapidFailProtectionStopsAPoolAndARestartBringsItBack(t *testing.T) {
 		t.Fatalf("Ready condition's transition time %q: %v", transition, err)
 	}
 	lag := rejectedAt.Sub(stoppedAt)
-	t.Logf("third crash at %s; pool stopped %s later; the frontend answered 503 %s after the stop",
+	t.Logf("third crash at %s; the pool's Ready condition changed %s later (to the second); the frontend answered 503 %s after that",
 		crashed.Format("15:04:05.000"), stoppedAt.Sub(crashed).Round(time.Millisecond), lag.Round(time.Millisecond))
 	if lag > 2*time.Second {
 		t.Errorf("503 came %s after the stop, want within 2 s", lag)
@@ -150,10 +159,50 @@ func TestRapidFailProtectionStopsAPoolAndARestartBringsItBack(t *testing.T) {
 		})
 	})
 
-	t.Run("the restart annotation starts the pool again", func(t *testing.T) {
+	t.Run("the restart annotation starts the pool again under 500 requests/s, losing none", func(t *testing.T) {
+		done := make(chan heyResult, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), restartLoad+time.Minute)
+			defer cancel()
+			out, err := client.Exec(ctx, "hey", "-z", restartLoad.String(), "-c", strconv.Itoa(loadWorkers),
+				"-q", strconv.Itoa(loadRatePerWorker), "-host", "guarded.example", inCluster+"/fragile/")
+			done <- heyResult{out, err}
+		}()
+		// Let the load meet the stopped pool first: 100 of the frontend's 503s.
+		frontends := cluster.Pods(t, ns, "app.kubernetes.io/instance=guarded,app.kubernetes.io/component=frontend")
+		stats := fmt.Sprintf("http://%s:%d%s", frontends[0].IP, envoy.StatusPort, envoy.MetricsPath)
+		rejected := func() int {
+			n, _ := envoyCounter(stats, "envoy_http_downstream_rq_xx", `envoy_response_code_class="5"`, `envoy_http_conn_manager_prefix="farm"`)
+			return n
+		}
+		before := rejected()
+		framework.Eventually(t, 30*time.Second, func() error {
+			if n := rejected() - before; n < 100 {
+				return fmt.Errorf("%d 503s under the load so far", n)
+			}
+			return nil
+		})
 		cluster.Run(t, "annotate", "apppool", "fragile", "-n", ns, "webfarm.dev/restart=1", "--overwrite")
+		restarted := time.Now()
 		framework.ExpectBody(t, 2*time.Minute, front+"/fragile/", "app on fragile-", host)
+		t.Logf("the pool served again %s after the restart", time.Since(restarted).Round(100*time.Millisecond))
 		cluster.WaitReady(t, ns, 2*time.Minute, "apppool/fragile")
+
+		r := <-done
+		if r.err != nil {
+			t.Fatalf("hey: %v\n%s", r.err, r.out)
+		}
+		codes, errors := heyOutcome(r.out)
+		t.Logf("hey during the restart: responses by status %v, errors %d", codes, errors)
+		for code, n := range codes {
+			if code != http.StatusOK && code != http.StatusServiceUnavailable {
+				t.Errorf("%d responses with status %d, want only 200 and the frontend's 503s", n, code)
+			}
+		}
+		if errors > 0 || codes[http.StatusOK] == 0 || codes[http.StatusServiceUnavailable] == 0 {
+			t.Errorf("errors %d, 200s %d, 503s %d: want no error, 503s while stopped or starting, then 200s",
+				errors, codes[http.StatusOK], codes[http.StatusServiceUnavailable])
+		}
 	})
 
 	if n, failures := steady.stop(); len(failures) > 0 {

@@ -30,6 +30,15 @@ spec:
   memory: 64Mi
 ---
 apiVersion: webfarm.dev/v1alpha1
+kind: AppPool
+metadata: {name: steady-b}
+spec:
+  content: {configMap: {name: traffic-content}}
+  replicas: 2
+  cpu: 50m
+  memory: 64Mi
+---
+apiVersion: webfarm.dev/v1alpha1
 kind: WebFarm
 metadata: {name: traffic}
 spec:
@@ -42,6 +51,11 @@ spec:
     cpu: 300m
 `
 
+// routesTo is a merge patch giving the traffic farm's site these routes.
+func routesTo(routes string) string {
+	return `{"spec":{"sites":[{"name":"main","hosts":["traffic.example"],"routes":` + routes + `}]}}`
+}
+
 // Load figures: hey's 10 workers at 50 requests/s each.
 const (
 	loadWorkers       = 10
@@ -50,42 +64,45 @@ const (
 )
 
 // Under a steady 500 requests/s from a client pod, scaling a pool 2 -> 5 ->
-// 2 and rolling it to a new configuration lose no request.
+// 2, rolling it to a new configuration, adding a route and moving the loaded
+// route to another pool and back lose no request.
 func TestScalingAndRollingAPoolUnderLoadLoseNoRequest(t *testing.T) {
 	ns := cluster.Namespace(t)
 	cluster.Apply(t, ns, trafficFarm)
-	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/traffic", "apppool/steady")
+	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/traffic", "apppool/steady", "apppool/steady-b")
 	client := cluster.ClientPod(t, ns)
 	url := fmt.Sprintf("http://traffic-frontend.%s.svc.cluster.local/", ns)
 	if status, body, err := client.Get(url, "Host: traffic.example"); err != nil || status != 200 {
 		t.Fatalf("before the load: %d %q %v", status, body, err)
 	}
 
-	type result struct {
-		out string
-		err error
-	}
-	done := make(chan result, 1)
+	done := make(chan heyResult, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), loadDuration+time.Minute)
 		defer cancel()
 		out, err := client.Exec(ctx, "hey", "-z", loadDuration.String(), "-c", strconv.Itoa(loadWorkers),
 			"-q", strconv.Itoa(loadRatePerWorker), "-host", "traffic.example", url)
-		done <- result{out, err}
+		done <- heyResult{out, err}
 	}()
 
 	started := time.Now()
 	steps := []struct {
-		what  string
-		apply []string
+		what, wait string
+		apply      []string
 	}{
-		{"scale to 5", []string{"scale", "apppool", "steady", "-n", ns, "--replicas=5"}},
-		{"scale to 2", []string{"scale", "apppool", "steady", "-n", ns, "--replicas=2"}},
-		{"roll to a new configuration", []string{"patch", "apppool", "steady", "-n", ns, "--type=merge", "-p", `{"spec":{"memory":"96Mi"}}`}},
+		{"scale to 5", "apppool/steady", []string{"scale", "apppool", "steady", "-n", ns, "--replicas=5"}},
+		{"scale to 2", "apppool/steady", []string{"scale", "apppool", "steady", "-n", ns, "--replicas=2"}},
+		{"roll to a new configuration", "apppool/steady", []string{"patch", "apppool", "steady", "-n", ns, "--type=merge", "-p", `{"spec":{"memory":"96Mi"}}`}},
+		{"add a route", "webfarm/traffic", []string{"patch", "webfarm", "traffic", "-n", ns, "--type=merge", "-p",
+			routesTo(`[{"pathPrefix":"/","appPool":"steady"},{"pathPrefix":"/b","appPool":"steady-b"}]`)}},
+		{"move the loaded route to another pool", "webfarm/traffic", []string{"patch", "webfarm", "traffic", "-n", ns, "--type=merge", "-p",
+			routesTo(`[{"pathPrefix":"/","appPool":"steady-b"}]`)}},
+		{"move it back", "webfarm/traffic", []string{"patch", "webfarm", "traffic", "-n", ns, "--type=merge", "-p",
+			routesTo(`[{"pathPrefix":"/","appPool":"steady"}]`)}},
 	}
 	for _, s := range steps {
 		cluster.Run(t, s.apply...)
-		cluster.WaitReady(t, ns, 2*time.Minute, "apppool/steady")
+		cluster.WaitReady(t, ns, 2*time.Minute, s.wait)
 		t.Logf("%s: done %s into the load", s.what, time.Since(started).Round(time.Second))
 	}
 	// The workers scaled away and rolled out drain and exit under the load too.
@@ -120,6 +137,12 @@ func TestScalingAndRollingAPoolUnderLoadLoseNoRequest(t *testing.T) {
 	if want := int(0.8 * loadWorkers * loadRatePerWorker * loadDuration.Seconds()); total < want {
 		t.Errorf("%d responses in %s, want at least %d (80 %% of the offered load)", total, loadDuration, want)
 	}
+}
+
+// heyResult is hey's output from a client pod.
+type heyResult struct {
+	out string
+	err error
 }
 
 var (

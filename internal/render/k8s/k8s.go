@@ -35,8 +35,13 @@ const (
 	tmpVolume         = "tmp"
 	contentVolume     = "content"
 	cacheVolume       = "cache"
-	drainSeconds      = 5  // preStop pause so the frontend stops routing before nginx exits
-	gracePeriodSecs   = 30 // Kubernetes' default, stated so drain time is explicit
+	drainSeconds      = 5 // preStop pause so the frontend stops routing before nginx exits
+	// appDrainSeconds keeps a pool's application running while its nginx
+	// drains and then finishes the requests it has (nginx quits gracefully
+	// after its own pause): an application that stopped first would turn
+	// those requests into 502s.
+	appDrainSeconds = drainSeconds + 5
+	gracePeriodSecs = 30 // Kubernetes' default, stated so drain time is explicit
 )
 
 // Child object names. Parent names are limited to 50 characters by the CRDs,

@@ -69,6 +69,8 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 			WithPorts(containerPort("app", a.Port)).
 			WithResources(resources(p.CPUMilli, p.MemoryBytes)).
 			WithSecurityContext(restrictedContainer()).
+			WithLifecycle(corev1ac.Lifecycle().WithPreStop(corev1ac.LifecycleHandler().
+				WithSleep(corev1ac.SleepAction().WithSeconds(appDrainSeconds)))).
 			WithVolumeMounts(corev1ac.VolumeMount().WithName(tmpVolume).WithMountPath("/tmp"))
 		if len(a.Args) > 0 {
 			app = app.WithArgs(a.Args...)
