@@ -50,8 +50,11 @@ func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.Get(ctx, req.NamespacedName, pool); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Failures.Forget(req.String())
-			poolStopped.DeleteLabelValues(req.Namespace, req.Name)
-			workerFailures.DeleteLabelValues(req.Namespace, req.Name)
+			for _, m := range []interface{ DeleteLabelValues(...string) bool }{
+				poolStopped, workerFailures, queueRejected, poolRequests, pool5xx, poolWaiting, poolActive,
+			} {
+				m.DeleteLabelValues(req.Namespace, req.Name)
+			}
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -78,6 +81,7 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 	desired, ready, _ := replicaCounts(deployment)
 	pool.Status.Replicas, pool.Status.ReadyReplicas = desired, ready
 	pool.Status.Ready = readyCount(ready, desired)
+	pool.Status.Queue.Concurrency, pool.Status.Queue.Length = ready*m.MaxConcurrentRequests, m.QueueLength
 	pool.Status.Selector = labels.SelectorFromSet(k8s.SelectorLabels(k8s.ComponentPool, pool.Name)).String()
 	if stopped != nil {
 		return *stopped, nil

@@ -3,6 +3,8 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,6 +24,9 @@ type ControllerOptions struct {
 	MaxConcurrentReconciles int
 	// XDS, when set, receives each farm's routing (the routing controller).
 	XDS *xds.Server
+	// FrontendStatsInterval, when set, is how often the leader reads the
+	// farms' Envoy frontends for the pools' queue figures.
+	FrontendStatsInterval time.Duration
 }
 
 func (o ControllerOptions) controller() controller.Options {
@@ -59,6 +64,12 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 	}
 	if err := (&CachePolicyReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {
 		return err
+	}
+	if opts.FrontendStatsInterval > 0 {
+		stats := &FrontendStats{Client: c, Interval: opts.FrontendStatsInterval, HTTP: &http.Client{Timeout: 2 * time.Second}}
+		if err := mgr.Add(stats); err != nil {
+			return err
+		}
 	}
 	if opts.XDS == nil {
 		return nil

@@ -465,6 +465,31 @@ type Capacity struct {
 	LastScaleReason string `json:"lastScaleReason,omitempty"`
 }
 
+// QueueStatus is the pool's request queue as the frontend enforces it.
+type QueueStatus struct {
+	// Concurrency is how many requests the ready workers take at once
+	// (ready workers x maxConcurrentRequests).
+	//
+	// +optional
+	Concurrency int32 `json:"concurrency"`
+
+	// Length is how many more requests may wait for a worker.
+	//
+	// +optional
+	Length int32 `json:"length"`
+
+	// Rejected counts the requests answered 503 because the queue was full,
+	// as the operator read them from the frontends' counters.
+	//
+	// +optional
+	Rejected int64 `json:"rejected,omitempty"`
+
+	// LastRejectionTime is when the operator last saw a rejection.
+	//
+	// +optional
+	LastRejectionTime *metav1.Time `json:"lastRejectionTime,omitempty"`
+}
+
 // AppPoolStatus is the observed state of an application pool.
 type AppPoolStatus struct {
 	// ObservedGeneration is the generation the status describes.
@@ -510,6 +535,11 @@ type AppPoolStatus struct {
 	// +optional
 	Capacity Capacity `json:"capacity,omitzero"`
 
+	// Queue is what the pool's request queue holds and did.
+	//
+	// +optional
+	Queue QueueStatus `json:"queue,omitzero"`
+
 	// RecentFailures is how many worker failures (crashes, exits, failed
 	// health checks) rapid-fail protection counts within its interval.
 	//
@@ -540,6 +570,7 @@ type AppPoolStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`
 // +kubebuilder:printcolumn:name="Req/s",type=string,JSONPath=`.status.capacity.requestsPerSecond`
 // +kubebuilder:printcolumn:name="Mcycles/Req",type=string,JSONPath=`.status.capacity.megacyclesPerRequest`
+// +kubebuilder:printcolumn:name="Rejected",type=integer,JSONPath=`.status.queue.rejected`,priority=1
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 50",message="an AppPool name may be at most 50 characters (its children add a suffix)"

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -37,6 +38,7 @@ func main() {
 		concurrency                                        int
 		apiQPS                                             float64
 		apiBurst                                           int
+		frontendStatsInterval                              time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (\"0\" turns it off)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
@@ -48,6 +50,7 @@ func main() {
 	flag.StringVar(&xdsAddress, "xds-address", "webfarm-operator-xds.webfarm-system.svc:18000", "host:port where Envoy frontends reach the operator's xDS server")
 	flag.StringVar(&xdsBindAddress, "xds-bind-address", ":18000", "address the xDS server listens on")
 	flag.IntVar(&concurrency, "concurrency", 4, "reconciles in parallel per kind")
+	flag.DurationVar(&frontendStatsInterval, "frontend-stats-interval", 5*time.Second, "how often the leader reads the Envoy frontends' per-pool queue figures (0 turns it off)")
 	flag.Float64Var(&apiQPS, "kube-api-qps", 50, "API requests per second the operator may send (sustained)")
 	flag.IntVar(&apiBurst, "kube-api-burst", 100, "API requests the operator may send in a burst")
 	opts := zap.Options{}
@@ -81,7 +84,9 @@ func main() {
 		log.Error(err, "adding the xDS server")
 		os.Exit(1)
 	}
-	if err := controllers.SetupAll(mgr, platform, controllers.ControllerOptions{MaxConcurrentReconciles: concurrency, XDS: xdsServer}); err != nil {
+	if err := controllers.SetupAll(mgr, platform, controllers.ControllerOptions{
+		MaxConcurrentReconciles: concurrency, XDS: xdsServer, FrontendStatsInterval: frontendStatsInterval,
+	}); err != nil {
 		log.Error(err, "setting up the controllers")
 		os.Exit(1)
 	}

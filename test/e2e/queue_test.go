@@ -120,6 +120,22 @@ func TestABurstBeyondAPoolsQueueGets503AtOnce(t *testing.T) {
 		}
 	})
 
+	t.Run("the operator counts the rejections in the pool's status and its metrics", func(t *testing.T) {
+		framework.Eventually(t, 30*time.Second, func() error {
+			got := cluster.Run(t, "get", "apppool", "slow", "-n", ns, "-o", "jsonpath={.status.queue.rejected} {.status.queue.concurrency} {.status.queue.length}")
+			if want := fmt.Sprintf("%d %d %d", queueBurst-admitted, queueWorkers*queuePerWorker, queueLength); strings.TrimSpace(got) != want {
+				return fmt.Errorf("status.queue rejected, concurrency, length: %q, want %q", got, want)
+			}
+			return nil
+		})
+		cluster.EventuallyQuery(t, time.Minute, fmt.Sprintf(`webfarm_pool_queue_rejected_total{namespace=%q,pool="slow"}`, ns), func(s []framework.Sample) error {
+			if len(s) != 1 || int(s[0].Value) != queueBurst-admitted {
+				return fmt.Errorf("webfarm_pool_queue_rejected_total %v, want %d", s, queueBurst-admitted)
+			}
+			return nil
+		})
+	})
+
 	t.Run("Envoy counts every rejection as a queue overflow", func(t *testing.T) {
 		frontends := cluster.Pods(t, ns, "app.kubernetes.io/instance=queue,app.kubernetes.io/component=frontend")
 		if len(frontends) != 1 {

@@ -1,0 +1,202 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/envoystats"
+	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/internal/render/k8s"
+)
+
+// The operator's own figures of each pool, read from its farms' Envoy
+// frontends: what the queue refused, what waits and runs, what failed.
+var (
+	queueRejected = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "webfarm_pool_queue_rejected_total",
+		Help: "Requests the frontends answered 503 because the pool's queue was full.",
+	}, []string{"namespace", "pool"})
+	poolRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "webfarm_pool_requests_total",
+		Help: "Requests the frontends sent to the pool's workers.",
+	}, []string{"namespace", "pool"})
+	pool5xx = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "webfarm_pool_responses_5xx_total",
+		Help: "5xx responses from the pool's workers, as the frontends saw them.",
+	}, []string{"namespace", "pool"})
+	poolWaiting = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "webfarm_pool_requests_waiting",
+		Help: "Requests waiting in the pool's queue at the frontends.",
+	}, []string{"namespace", "pool"})
+	poolActive = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "webfarm_pool_requests_active",
+		Help: "Requests at the pool's workers.",
+	}, []string{"namespace", "pool"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(queueRejected, poolRequests, pool5xx, poolWaiting, poolActive)
+}
+
+// FrontendStats reads every farm's Envoy frontends every Interval and turns
+// their per-pool counters into the operator's metrics and the pools'
+// status.queue. It runs on the leader only: the status counts each rejection
+// once.
+type FrontendStats struct {
+	Client   client.Client
+	Interval time.Duration
+	HTTP     *http.Client
+
+	started time.Time
+	mu      sync.Mutex
+	last    map[types.UID]map[string]envoystats.Pool // per frontend pod, per pool: the previous reading
+	pending map[types.NamespacedName]int64           // rejections not yet in a pool's status
+}
+
+// NeedLeaderElection: only the leader counts into the pools' status.
+func (s *FrontendStats) NeedLeaderElection() bool { return true }
+
+// Start reads the frontends until ctx ends.
+func (s *FrontendStats) Start(ctx context.Context) error {
+	s.started = time.Now()
+	s.last = map[types.UID]map[string]envoystats.Pool{}
+	s.pending = map[types.NamespacedName]int64{}
+	tick := time.NewTicker(s.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			s.collect(ctx)
+		}
+	}
+}
+
+// poolTotals are one pool's figures summed over its farms' frontends.
+type poolTotals struct {
+	rejected, requests, responses5xx uint64 // growth since the last reading
+	waiting, active                  uint64
+}
+
+func (s *FrontendStats) collect(ctx context.Context) {
+	log := ctrl.LoggerFrom(ctx).WithName("frontend-stats")
+	var pods corev1.PodList
+	if err := s.Client.List(ctx, &pods, client.MatchingLabels{
+		k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelComponent: k8s.ComponentFrontend,
+	}); err != nil {
+		log.Error(err, "listing frontend pods")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	totals := map[types.NamespacedName]*poolTotals{}
+	seen := map[types.UID]bool{}
+	for _, pod := range pods.Items {
+		if pod.Status.PodIP == "" || pod.DeletionTimestamp != nil || !isReady(&pod) {
+			continue
+		}
+		now, err := s.read(ctx, pod.Status.PodIP)
+		if err != nil {
+			log.Info("reading a frontend's stats", "pod", pod.Namespace+"/"+pod.Name, "error", err.Error())
+			continue
+		}
+		seen[pod.UID] = true
+		before, known := s.last[pod.UID]
+		// An Envoy that started before the operator counted before it too:
+		// its first reading is only a baseline.
+		countAll := !known && pod.CreationTimestamp.After(s.started)
+		for pool, p := range now {
+			key := types.NamespacedName{Namespace: pod.Namespace, Name: pool}
+			t := totals[key]
+			if t == nil {
+				t = &poolTotals{}
+				totals[key] = t
+			}
+			if prev, ok := before[pool]; ok || countAll {
+				t.rejected += envoystats.Delta(prev.QueueRejected, p.QueueRejected)
+				t.requests += envoystats.Delta(prev.Requests, p.Requests)
+				t.responses5xx += envoystats.Delta(prev.Responses5xx, p.Responses5xx)
+			}
+			t.waiting += p.Waiting
+			t.active += p.Active
+		}
+		s.last[pod.UID] = now
+	}
+	for uid := range s.last {
+		if !seen[uid] {
+			delete(s.last, uid)
+		}
+	}
+	for key, t := range totals {
+		queueRejected.WithLabelValues(key.Namespace, key.Name).Add(float64(t.rejected))
+		poolRequests.WithLabelValues(key.Namespace, key.Name).Add(float64(t.requests))
+		pool5xx.WithLabelValues(key.Namespace, key.Name).Add(float64(t.responses5xx))
+		poolWaiting.WithLabelValues(key.Namespace, key.Name).Set(float64(t.waiting))
+		poolActive.WithLabelValues(key.Namespace, key.Name).Set(float64(t.active))
+		s.pending[key] += int64(t.rejected)
+	}
+	for key, n := range s.pending {
+		if n == 0 {
+			delete(s.pending, key)
+			continue
+		}
+		if err := s.recordRejections(ctx, key, n); err != nil {
+			log.Info("recording rejections in a pool's status; retrying at the next reading", "pool", key.String(), "error", err.Error())
+			continue
+		}
+		delete(s.pending, key)
+	}
+}
+
+// read fetches one frontend's pool figures from its status port.
+func (s *FrontendStats) read(ctx context.Context, ip string) (map[string]envoystats.Pool, error) {
+	url := fmt.Sprintf("http://%s:%d%s?%s", ip, envoy.StatusPort, envoy.MetricsPath, envoystats.Query)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.HTTP.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return envoystats.Parse(resp.Body)
+}
+
+// recordRejections adds n rejections to a pool's status.queue, guarded by
+// the pool's resourceVersion so that a stale read never lowers the count.
+func (s *FrontendStats) recordRejections(ctx context.Context, key types.NamespacedName, n int64) error {
+	var pool v1.AppPool
+	if err := s.Client.Get(ctx, key, &pool); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	before := pool.DeepCopy()
+	pool.Status.Queue.Rejected += n
+	pool.Status.Queue.LastRejectionTime = &metav1.Time{Time: time.Now().Truncate(time.Second)}
+	return s.Client.Status().Patch(ctx, &pool, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+}
+
+func isReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
