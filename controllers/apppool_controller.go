@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
@@ -33,6 +35,9 @@ type AppPoolReconciler struct {
 	Recorder events.EventRecorder
 	// Failures are the recent worker failures, for rapid-fail protection.
 	Failures *health.Log
+	// Events, when set, name pools to look at again (a burst of 5xx the
+	// frontend statistics found).
+	Events <-chan event.GenericEvent
 }
 
 // +kubebuilder:rbac:groups=webfarm.dev,resources=apppools,verbs=get;list;watch
@@ -113,9 +118,13 @@ func (r *AppPoolReconciler) applyChildren(ctx context.Context, m model.Pool) (*a
 // SetupWithManager watches AppPools, the children they own, and their
 // workers' pods for failures.
 func (r *AppPoolReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOptions) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1.AppPool{}, specOrMetadataChanged).
-		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, workerFailureHandler{failures: r.Failures})).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, workerFailureHandler{failures: r.Failures}))
+	if r.Events != nil {
+		b = b.WatchesRawSource(source.Channel(r.Events, &handler.EnqueueRequestForObject{}))
+	}
+	return b.
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).

@@ -13,10 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/envoystats"
+	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/render/k8s"
 )
@@ -58,9 +60,17 @@ type FrontendStats struct {
 	Client   client.Client
 	Interval time.Duration
 	HTTP     *http.Client
+	// Failures receives a pool's bursts of 5xx responses (rapid-fail
+	// protection), and Pools the pools to look at again after one.
+	Failures *health.Log
+	Pools    chan<- event.GenericEvent
 
-	started time.Time
-	mu      sync.Mutex
+	// baselined: the first reading after this replica became the leader is
+	// done. Envoys read then may have counted under another leader: their
+	// first reading is a baseline. An Envoy first seen later was not ready
+	// (or did not exist) at the previous reading: all it counted is new.
+	baselined bool
+	mu        sync.Mutex
 	last    map[types.UID]map[string]envoystats.Pool // per frontend pod, per pool: the previous reading
 	pending map[types.NamespacedName]int64           // rejections not yet in a pool's status
 }
@@ -70,9 +80,9 @@ func (s *FrontendStats) NeedLeaderElection() bool { return true }
 
 // Start reads the frontends until ctx ends.
 func (s *FrontendStats) Start(ctx context.Context) error {
-	s.started = time.Now()
 	s.last = map[types.UID]map[string]envoystats.Pool{}
 	s.pending = map[types.NamespacedName]int64{}
+	s.collect(ctx)
 	tick := time.NewTicker(s.Interval)
 	defer tick.Stop()
 	for {
@@ -115,9 +125,7 @@ func (s *FrontendStats) collect(ctx context.Context) {
 		}
 		seen[pod.UID] = true
 		before, known := s.last[pod.UID]
-		// An Envoy that started before the operator counted before it too:
-		// its first reading is only a baseline.
-		countAll := !known && pod.CreationTimestamp.After(s.started)
+		countAll := !known && s.baselined
 		for pool, p := range now {
 			key := types.NamespacedName{Namespace: pod.Namespace, Name: pool}
 			t := totals[key]
@@ -135,6 +143,8 @@ func (s *FrontendStats) collect(ctx context.Context) {
 		}
 		s.last[pod.UID] = now
 	}
+	s.baselined = true
+	log.V(1).Info("read the frontends", "pods", len(seen), "pools", len(totals))
 	for uid := range s.last {
 		if !seen[uid] {
 			delete(s.last, uid)
@@ -147,6 +157,12 @@ func (s *FrontendStats) collect(ctx context.Context) {
 		poolWaiting.WithLabelValues(key.Namespace, key.Name).Set(float64(t.waiting))
 		poolActive.WithLabelValues(key.Namespace, key.Name).Set(float64(t.active))
 		s.pending[key] += int64(t.rejected)
+		if f, ok := errorBurst(t, s.Interval, time.Now()); ok && s.Failures != nil {
+			log.Info("a burst of 5xx counts as a worker failure", "pool", key.String(), "failure", f.Reason)
+			s.Failures.Add(key.String(), f)
+			workerFailures.WithLabelValues(key.Namespace, key.Name).Inc()
+			s.notify(key)
+		}
 	}
 	for key, n := range s.pending {
 		if n == 0 {
@@ -158,6 +174,33 @@ func (s *FrontendStats) collect(ctx context.Context) {
 			continue
 		}
 		delete(s.pending, key)
+	}
+}
+
+// Bursts of 5xx responses from a pool's workers count as one worker failure
+// per reading: at least burstMinimum of them, and at least half of what the
+// pool answered. The frontend's own 503s for a full queue are not the
+// workers' (Envoy counts them among the cluster's 5xx too).
+const burstMinimum = 10
+
+func errorBurst(t *poolTotals, interval time.Duration, now time.Time) (health.Failure, bool) {
+	fromWorkers := t.responses5xx - min(t.responses5xx, t.rejected)
+	answered := t.requests - min(t.requests, t.rejected)
+	if fromWorkers < burstMinimum || 2*fromWorkers < answered {
+		return health.Failure{}, false
+	}
+	return health.Failure{At: now, Reason: fmt.Sprintf("%d of %d responses were 5xx within %s", fromWorkers, answered, interval)}, true
+}
+
+// notify asks the AppPool controller to look at a pool again, without
+// waiting: a full channel already has work queued.
+func (s *FrontendStats) notify(key types.NamespacedName) {
+	if s.Pools == nil {
+		return
+	}
+	select {
+	case s.Pools <- event.GenericEvent{Object: &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}:
+	default:
 	}
 }
 

@@ -73,7 +73,7 @@ func applyRapidFail(pool *v1.AppPool, rf model.RapidFail, failures *health.Log, 
 		pool.Status.RecentFailures = int32(len(recent))
 		if len(recent) > 0 {
 			last := recent[len(recent)-1]
-			pool.Status.LastFailure = fmt.Sprintf("%s: %s at %s", last.Pod, last.Reason, last.At.UTC().Format(time.RFC3339))
+			pool.Status.LastFailure = fmt.Sprintf("%s: %s at %s", orPool(last.Pod), last.Reason, last.At.UTC().Format(time.RFC3339))
 		}
 		poolStopped.WithLabelValues(pool.Namespace, pool.Name).Set(0)
 		return nil
@@ -87,6 +87,14 @@ func applyRapidFail(pool *v1.AppPool, rf model.RapidFail, failures *health.Log, 
 		"stopped after %d worker failures within %s (last: %s); the frontend answers its routes with 503 until a restart: "+
 			"kubectl annotate apppool %s %s=\"$(date +%%s)\" --overwrite",
 		pool.Status.RecentFailures, rf.Interval, orNone(pool.Status.LastFailure), pool.Name, v1.RestartAnnotation)}
+}
+
+// orPool names who failed: a worker pod, or the pool as a whole (a burst of 5xx).
+func orPool(pod string) string {
+	if pod == "" {
+		return "the pool's workers"
+	}
+	return pod
 }
 
 func orNone(s string) string {

@@ -9,6 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
@@ -59,14 +60,17 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 	if err := (&WebFarmReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	if err := (&AppPoolReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder, Failures: &health.Log{}}).SetupWithManager(mgr, opts); err != nil {
+	failures, poolEvents := &health.Log{}, make(chan event.GenericEvent, 64)
+	if err := (&AppPoolReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder,
+		Failures: failures, Events: poolEvents}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if err := (&CachePolicyReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if opts.FrontendStatsInterval > 0 {
-		stats := &FrontendStats{Client: c, Interval: opts.FrontendStatsInterval, HTTP: &http.Client{Timeout: 2 * time.Second}}
+		stats := &FrontendStats{Client: c, Interval: opts.FrontendStatsInterval, HTTP: &http.Client{Timeout: 2 * time.Second},
+			Failures: failures, Pools: poolEvents}
 		if err := mgr.Add(stats); err != nil {
 			return err
 		}

@@ -253,3 +253,81 @@ func (p *steadyPoller) stop() (int, []string) {
 	p.wg.Wait()
 	return p.sent, p.failures
 }
+
+const errorBurstFarm = `apiVersion: webfarm.dev/v1alpha1
+kind: AppPool
+metadata: {name: erratic}
+spec:
+  app:
+    image: localhost/webfarm-client:dev
+    args: [webfarm-testapp, --listen=:9000]
+    port: 9000
+  replicas: 1
+  cpu: 50m
+  memory: 64Mi
+  healthCheck: {path: /healthz, interval: 2s}
+  rapidFailProtection: {maxFailures: 2, interval: 2m}
+---
+apiVersion: webfarm.dev/v1alpha1
+kind: WebFarm
+metadata: {name: erratic}
+spec:
+  sites:
+  - name: main
+    hosts: [erratic.example]
+    routes: [{pathPrefix: /, appPool: erratic}]
+  frontend:
+    replicas: 1
+    cpu: 100m
+`
+
+// A pool whose workers answer mostly 5xx fails as surely as one whose
+// workers crash: each burst (read from the frontend's counters every 5 s)
+// is one failure, and two stop this pool.
+func TestBurstsOf5xxCountAsWorkerFailures(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cluster.Apply(t, ns, errorBurstFarm)
+	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/erratic", "apppool/erratic")
+	front := cluster.ServiceURL(t, ns, "erratic-frontend")
+	host := "Host: erratic.example"
+	framework.ExpectBody(t, time.Minute, front+"/", "app on erratic-", host)
+
+	burst := func() {
+		t.Helper()
+		for range 30 {
+			if r, err := framework.HTTPGet(front+"/?status=500", host); err != nil || r.Status != http.StatusInternalServerError {
+				t.Fatalf("GET ?status=500: %d %v, want the worker's 500", r.Status, err)
+			}
+		}
+	}
+	failures := func() string {
+		return strings.TrimSpace(cluster.Run(t, "get", "apppool", "erratic", "-n", ns, "-o", "jsonpath={.status.recentFailures} {.status.phase}"))
+	}
+	started := time.Now()
+	burst()
+	framework.Eventually(t, 30*time.Second, func() error {
+		if got := failures(); got != "1 Running" {
+			return fmt.Errorf("recent failures and phase %q, want \"1 Running\"", got)
+		}
+		return nil
+	})
+	t.Logf("the first burst was counted %s after it began", time.Since(started).Round(100*time.Millisecond))
+
+	burst()
+	framework.Eventually(t, 30*time.Second, func() error {
+		if got := cluster.Run(t, "get", "apppool", "erratic", "-n", ns, "-o", "jsonpath={.status.phase}"); got != "Stopped" {
+			return fmt.Errorf("phase %q, want Stopped", got)
+		}
+		return nil
+	})
+	if last := cluster.Run(t, "get", "apppool", "erratic", "-n", ns, "-o", "jsonpath={.status.lastFailure}"); !strings.Contains(last, "responses were 5xx") {
+		t.Errorf("last failure %q, want the burst of 5xx", last)
+	}
+	framework.Eventually(t, 10*time.Second, func() error {
+		r, err := framework.HTTPGet(front+"/", host)
+		if err != nil || r.Status != http.StatusServiceUnavailable || r.Body != envoy.PoolStoppedBody {
+			return fmt.Errorf("GET /: %d %q %v, want 503 %q", r.Status, r.Body, err, envoy.PoolStoppedBody)
+		}
+		return nil
+	})
+}
