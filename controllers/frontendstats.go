@@ -71,8 +71,8 @@ type FrontendStats struct {
 	// (or did not exist) at the previous reading: all it counted is new.
 	baselined bool
 	mu        sync.Mutex
-	last    map[types.UID]map[string]envoystats.Pool // per frontend pod, per pool: the previous reading
-	pending map[types.NamespacedName]int64           // rejections not yet in a pool's status
+	last      map[types.UID]map[string]envoystats.Pool // per frontend pod, per pool: the previous reading
+	pending   map[types.NamespacedName]int64           // rejections not yet in a pool's status
 }
 
 // NeedLeaderElection: only the leader counts into the pools' status.
