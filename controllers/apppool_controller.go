@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
@@ -20,6 +22,7 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
+	"webfarm.dev/operator/internal/cpu"
 	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/k8s"
@@ -35,6 +38,8 @@ type AppPoolReconciler struct {
 	Recorder events.EventRecorder
 	// Failures are the recent worker failures, for rapid-fail protection.
 	Failures *health.Log
+	// CPU holds the CPU monitor's readings (nil: no monitor).
+	CPU *cpu.Tracker
 	// Events, when set, name pools to look at again (a burst of 5xx the
 	// frontend statistics found).
 	Events <-chan event.GenericEvent
@@ -55,8 +60,11 @@ func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.Get(ctx, req.NamespacedName, pool); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Failures.Forget(req.String())
+			if r.CPU != nil {
+				r.CPU.Forget(req.String())
+			}
 			for _, m := range []interface{ DeleteLabelValues(...string) bool }{
-				poolStopped, workerFailures, queueRejected, poolRequests, pool5xx, poolWaiting, poolActive,
+				poolStopped, workerFailures, queueRejected, poolRequests, pool5xx, poolWaiting, poolActive, poolCPUPercent,
 			} {
 				m.DeleteLabelValues(req.Namespace, req.Name)
 			}
@@ -75,7 +83,21 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 	}
 	// Rapid-fail protection may stop the pool (or restart it): resolve again
 	// from the phase it decided, which sets the workers to none or back.
+	restartsBefore := pool.Status.ObservedRestart
 	stopped := applyRapidFail(pool, m.RapidFail, r.Failures, time.Now())
+	if pool.Status.ObservedRestart != restartsBefore && r.CPU != nil {
+		r.CPU.Forget(pool.Namespace + "/" + pool.Name)
+	}
+	if stopped == nil {
+		cpuWasOver := meta.IsStatusConditionTrue(pool.Status.Conditions, v1.ConditionCPULimitExceeded)
+		if stopped = applyCPULimit(pool, m, r.CPU); stopped != nil {
+			pool.Status.Phase = v1.PoolStopped
+			poolStopped.WithLabelValues(pool.Namespace, pool.Name).Set(1)
+		}
+		if c := meta.FindStatusCondition(pool.Status.Conditions, v1.ConditionCPULimitExceeded); !cpuWasOver && c != nil && c.Status == metav1.ConditionTrue {
+			r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, v1.ReasonCPULimitExceeded, "CPULimit", "%s", c.Message)
+		}
+	}
 	if m, err = model.ResolvePool(pool, r.Platform); err != nil {
 		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, nil
 	}

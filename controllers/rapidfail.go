@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -78,7 +79,13 @@ func applyRapidFail(pool *v1.AppPool, rf model.RapidFail, failures *health.Log, 
 		poolStopped.WithLabelValues(pool.Namespace, pool.Name).Set(0)
 		return nil
 	}
-	if pool.Status.Phase != v1.PoolStopped {
+	if pool.Status.Phase == v1.PoolStopped {
+		// Stopped earlier, perhaps by the CPU monitor: it stays stopped as it was.
+		if c := meta.FindStatusCondition(pool.Status.Conditions, v1.ConditionReady); c != nil && c.Reason != v1.ReasonRapidFailProtection {
+			poolStopped.WithLabelValues(pool.Namespace, pool.Name).Set(1)
+			return &verdict{Reason: c.Reason, Message: c.Message}
+		}
+	} else {
 		pool.Status.RecentFailures = int32(len(recent))
 	}
 	pool.Status.Phase = v1.PoolStopped

@@ -4,7 +4,11 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/cpu"
 	"webfarm.dev/operator/internal/model"
 )
 
@@ -54,6 +58,41 @@ func TestErrorBurst(t *testing.T) {
 			_, got := errorBurst(&tt.totals, 5*time.Second, time.Now())
 			if got != tt.want {
 				t.Errorf("errorBurst(%+v) = %v, want %v", tt.totals, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestApplyCPULimit(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC)
+	over := &cpu.Tracker{}
+	over.Observe("web/shop", 90, 50, 10*time.Second, t0)
+	over.Observe("web/shop", 90, 50, 10*time.Second, t0.Add(10*time.Second))
+	limit := func(action string) model.Pool {
+		return model.Pool{CPULimit: &model.CPULimit{Percent: 50, Interval: 10 * time.Second, Action: action}}
+	}
+	for _, tt := range []struct {
+		name          string
+		pool          model.Pool
+		readings      *cpu.Tracker
+		wantCondition metav1.ConditionStatus // "" for none
+		wantStop      bool
+	}{
+		{"Report over the limit sets the condition and keeps the pool", limit(model.CPUReport), over, metav1.ConditionTrue, false},
+		{"Shutdown over the limit stops the pool", limit(model.CPUShutdown), over, metav1.ConditionTrue, true},
+		{"a pool within its limit has the condition False", limit(model.CPUShutdown), &cpu.Tracker{}, metav1.ConditionFalse, false},
+		{"Throttle needs no monitor and no condition", limit(model.CPUThrottle), over, "", false},
+		{"a pool without a cpuLimit has no condition", model.Pool{}, over, "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pool := &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "shop"}}
+			stop := applyCPULimit(pool, tt.pool, tt.readings)
+			var got metav1.ConditionStatus
+			if c := meta.FindStatusCondition(pool.Status.Conditions, v1.ConditionCPULimitExceeded); c != nil {
+				got = c.Status
+			}
+			if got != tt.wantCondition || (stop != nil) != tt.wantStop {
+				t.Errorf("condition %q, stop %v; want %q, %v", got, stop, tt.wantCondition, tt.wantStop)
 			}
 		})
 	}

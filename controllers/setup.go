@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -13,6 +14,7 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
+	"webfarm.dev/operator/internal/cpu"
 	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/xds"
@@ -28,6 +30,10 @@ type ControllerOptions struct {
 	// FrontendStatsInterval, when set, is how often the leader reads the
 	// farms' Envoy frontends for the pools' queue figures.
 	FrontendStatsInterval time.Duration
+	// Prometheus, when set, is where the CPU monitor reads the pools' CPU
+	// (the kubelet's cAdvisor counters), every CPUMonitorInterval.
+	Prometheus         promv1.API
+	CPUMonitorInterval time.Duration
 }
 
 func (o ControllerOptions) controller() controller.Options {
@@ -60,10 +66,17 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 	if err := (&WebFarmReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	failures, poolEvents := &health.Log{}, make(chan event.GenericEvent, 64)
+	failures, readings, poolEvents := &health.Log{}, &cpu.Tracker{}, make(chan event.GenericEvent, 64)
 	if err := (&AppPoolReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder,
-		Failures: failures, Events: poolEvents}).SetupWithManager(mgr, opts); err != nil {
+		Failures: failures, CPU: readings, Events: poolEvents}).SetupWithManager(mgr, opts); err != nil {
 		return err
+	}
+	if opts.Prometheus != nil {
+		monitor := &CPUMonitor{Client: c, Prometheus: opts.Prometheus, Interval: max(time.Second, opts.CPUMonitorInterval),
+			Readings: readings, Pools: poolEvents}
+		if err := mgr.Add(monitor); err != nil {
+			return err
+		}
 	}
 	if err := (&CachePolicyReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {
 		return err

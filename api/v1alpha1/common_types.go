@@ -9,6 +9,9 @@ const (
 	// ConditionDegraded is True when the object serves, but with less than was asked
 	// (some replicas missing, a pool of the farm not ready).
 	ConditionDegraded = "Degraded"
+	// ConditionCPULimitExceeded is True while an AppPool with a cpuLimit has
+	// been over it for the limit's interval (IIS CPU monitoring).
+	ConditionCPULimitExceeded = "CPULimitExceeded"
 )
 
 // Condition reasons. They are CamelCase and stable: alerts and scripts match them.
@@ -26,6 +29,12 @@ const (
 	// ReasonRapidFailProtection: the pool's workers failed too often and the
 	// pool is stopped until restarted (see RestartAnnotation).
 	ReasonRapidFailProtection = "RapidFailProtection"
+	// ReasonCPULimitExceeded: an AppPool stayed over its cpuLimit for the
+	// limit's interval (the CPULimitExceeded condition; with action Shutdown
+	// also the Ready reason of the stopped pool).
+	ReasonCPULimitExceeded = "CPULimitExceeded"
+	// ReasonWithinLimit: the pool's CPU is within its cpuLimit.
+	ReasonWithinLimit = "WithinLimit"
 )
 
 // Duration is a Go duration string limited to the units people write in

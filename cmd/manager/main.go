@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	promapi "github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -38,7 +40,8 @@ func main() {
 		concurrency                                        int
 		apiQPS                                             float64
 		apiBurst                                           int
-		frontendStatsInterval                              time.Duration
+		frontendStatsInterval, cpuMonitorInterval          time.Duration
+		prometheusURL                                      string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (\"0\" turns it off)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
@@ -50,6 +53,8 @@ func main() {
 	flag.StringVar(&xdsAddress, "xds-address", "webfarm-operator-xds.webfarm-system.svc:18000", "host:port where Envoy frontends reach the operator's xDS server")
 	flag.StringVar(&xdsBindAddress, "xds-bind-address", ":18000", "address the xDS server listens on")
 	flag.IntVar(&concurrency, "concurrency", 4, "reconciles in parallel per kind")
+	flag.StringVar(&prometheusURL, "prometheus-url", "", "Prometheus server (with the kubelets' cAdvisor metrics) for the CPU monitor of AppPools with a cpuLimit; empty turns the monitor off")
+	flag.DurationVar(&cpuMonitorInterval, "cpu-monitor-interval", 15*time.Second, "how often the CPU monitor reads the pools' CPU")
 	flag.DurationVar(&frontendStatsInterval, "frontend-stats-interval", 5*time.Second, "how often the leader reads the Envoy frontends' per-pool queue figures (0 turns it off)")
 	flag.Float64Var(&apiQPS, "kube-api-qps", 50, "API requests per second the operator may send (sustained)")
 	flag.IntVar(&apiBurst, "kube-api-burst", 100, "API requests the operator may send in a burst")
@@ -84,9 +89,19 @@ func main() {
 		log.Error(err, "adding the xDS server")
 		os.Exit(1)
 	}
-	if err := controllers.SetupAll(mgr, platform, controllers.ControllerOptions{
+	options := controllers.ControllerOptions{
 		MaxConcurrentReconciles: concurrency, XDS: xdsServer, FrontendStatsInterval: frontendStatsInterval,
-	}); err != nil {
+		CPUMonitorInterval: cpuMonitorInterval,
+	}
+	if prometheusURL != "" {
+		promClient, err := promapi.NewClient(promapi.Config{Address: prometheusURL})
+		if err != nil {
+			log.Error(err, "--prometheus-url")
+			os.Exit(1)
+		}
+		options.Prometheus = promv1.NewAPI(promClient)
+	}
+	if err := controllers.SetupAll(mgr, platform, options); err != nil {
 		log.Error(err, "setting up the controllers")
 		os.Exit(1)
 	}

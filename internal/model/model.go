@@ -118,11 +118,27 @@ type Pool struct {
 
 	Health    HealthCheck
 	RapidFail RapidFail
+	// CPULimit is the CPU monitor's limit; nil: no monitoring.
+	CPULimit *CPULimit
 	// Stopped: health monitoring stopped the pool (status phase Stopped): it
 	// runs no workers and the frontend answers its routes itself.
 	Stopped bool
 
 	Platform Platform
+}
+
+// CPU monitor actions, as the AppPool API spells them.
+const (
+	CPUReport   = "Report"
+	CPUThrottle = "Throttle"
+	CPUShutdown = "Shutdown"
+)
+
+// CPULimit is the resolved CPU monitor limit.
+type CPULimit struct {
+	Percent  int32
+	Interval time.Duration
+	Action   string // CPUReport, CPUThrottle or CPUShutdown
 }
 
 // RapidFail is the resolved rapid-fail protection.

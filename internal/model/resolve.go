@@ -128,6 +128,18 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 		r := orDefault(s.Autoscaling.MinReplicas, v1.DefaultMinReplicas)
 		out.Replicas = &r
 	}
+	if l := s.CPULimit; l != nil {
+		out.CPULimit = &CPULimit{
+			Percent:  l.Percent,
+			Interval: errs.duration("cpuLimit.interval", l.Interval, "5m"),
+			Action:   orDefault(string(l.Action), CPUReport),
+		}
+		if out.CPULimit.Action == CPUThrottle {
+			// Throttle caps each worker at the limit's share of its CPU: the
+			// kernel enforces it continuously, as IIS's throttling does.
+			out.CPUMilli = max(10, out.CPUMilli*int64(l.Percent)/100)
+		}
+	}
 	if out.Stopped {
 		// A stopped pool keeps no workers, as a stopped IIS pool has no
 		// worker processes; its restart brings the replicas back.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -134,6 +135,41 @@ func TestResolve(t *testing.T) {
 				t.Fatalf("unexpected error: %v", err)
 			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
 				t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestResolvePoolCPULimit(t *testing.T) {
+	cpu := resource.MustParse("400m")
+	for _, tt := range []struct {
+		name     string
+		limit    *v1.CPULimit
+		stopped  bool
+		wantCPU  int64
+		wantCopy bool
+		replicas int32
+	}{
+		{"Throttle caps each worker at the limit's share of its CPU", &v1.CPULimit{Percent: 25, Action: v1.CPULimitThrottle}, false, 100, true, 2},
+		{"Report leaves the workers' CPU alone", &v1.CPULimit{Percent: 25, Action: v1.CPULimitReport}, false, 400, true, 2},
+		{"an unset action reports", &v1.CPULimit{Percent: 25}, false, 400, true, 2},
+		{"no limit, no monitor", nil, false, 400, false, 2},
+		{"a stopped pool runs no workers", nil, true, 400, false, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ap := &v1.AppPool{Spec: v1.AppPoolSpec{Content: &v1.Content{ConfigMap: &v1.ConfigMapContent{Name: "c"}}, CPU: &cpu, CPULimit: tt.limit}}
+			if tt.stopped {
+				ap.Status.Phase = v1.PoolStopped
+			}
+			p, err := model.ResolvePool(ap, model.Platform{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.CPUMilli != tt.wantCPU || (p.CPULimit != nil) != tt.wantCopy || *p.Replicas != tt.replicas {
+				t.Errorf("cpu %dm, limit %+v, replicas %d; want %dm, limit set %v, %d", p.CPUMilli, p.CPULimit, *p.Replicas, tt.wantCPU, tt.wantCopy, tt.replicas)
+			}
+			if p.CPULimit != nil && (p.CPULimit.Interval != 5*time.Minute || p.CPULimit.Action == "") {
+				t.Errorf("limit %+v, want the 5 min default interval and an action", p.CPULimit)
 			}
 		})
 	}

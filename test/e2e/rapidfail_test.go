@@ -331,3 +331,120 @@ func TestBurstsOf5xxCountAsWorkerFailures(t *testing.T) {
 		return nil
 	})
 }
+
+// Two pools of the test application whose workers may use 30 % of their CPU
+// (nginx's and the application's limits together) for 10 s: one only
+// reports, the other is shut down.
+const cpuLimitFarm = `apiVersion: webfarm.dev/v1alpha1
+kind: AppPool
+metadata: {name: hot-report}
+spec:
+  app:
+    image: localhost/webfarm-client:dev
+    args: [webfarm-testapp, --listen=:9000]
+    port: 9000
+  replicas: 1
+  cpu: 50m
+  memory: 64Mi
+  healthCheck: {path: /healthz, interval: 2s}
+  cpuLimit: {percent: 30, interval: 10s, action: Report}
+---
+apiVersion: webfarm.dev/v1alpha1
+kind: AppPool
+metadata: {name: hot-stop}
+spec:
+  app:
+    image: localhost/webfarm-client:dev
+    args: [webfarm-testapp, --listen=:9000]
+    port: 9000
+  replicas: 1
+  cpu: 50m
+  memory: 64Mi
+  healthCheck: {path: /healthz, interval: 2s}
+  cpuLimit: {percent: 30, interval: 10s, action: Shutdown}
+---
+apiVersion: webfarm.dev/v1alpha1
+kind: WebFarm
+metadata: {name: hot}
+spec:
+  sites:
+  - name: main
+    hosts: [hot.example]
+    routes:
+    - {pathPrefix: /report, appPool: hot-report}
+    - {pathPrefix: /stop, appPool: hot-stop}
+  frontend:
+    replicas: 1
+    cpu: 100m
+`
+
+// The CPU monitor reads the pools' CPU from Prometheus (the kubelet's
+// cAdvisor counters): a pool that stays over its cpuLimit for the interval
+// is reported (condition, event, metric) or, with action Shutdown, stopped
+// until restarted.
+func TestTheCPUMonitorReportsOrStopsAPoolOverItsLimit(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cluster.Apply(t, ns, cpuLimitFarm)
+	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/hot", "apppool/hot-report", "apppool/hot-stop")
+	front := cluster.ServiceURL(t, ns, "hot-frontend")
+	host := "Host: hot.example"
+	framework.ExpectBody(t, time.Minute, front+"/report/", "app on hot-report-", host)
+	framework.ExpectBody(t, time.Minute, front+"/stop/", "app on hot-stop-", host)
+
+	// Each pool's application spins on a CPU for up to a minute.
+	spin := func(path string) {
+		client := &http.Client{Timeout: 70 * time.Second}
+		req, _ := http.NewRequest(http.MethodGet, front+path+"?spin=60s", nil)
+		req.Host = "hot.example"
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	go spin("/report/")
+	go spin("/stop/")
+	started := time.Now()
+
+	t.Run("Shutdown stops the pool and the frontend answers 503", func(t *testing.T) {
+		framework.Eventually(t, 2*time.Minute, func() error {
+			got := cluster.Run(t, "get", "apppool", "hot-stop", "-n", ns, "-o", `jsonpath={.status.phase} {.status.conditions[?(@.type=="Ready")].reason}`)
+			if strings.TrimSpace(got) != "Stopped CPULimitExceeded" {
+				return fmt.Errorf("phase and Ready reason %q, want Stopped CPULimitExceeded", got)
+			}
+			return nil
+		})
+		t.Logf("stopped %s after the load began", time.Since(started).Round(time.Second))
+		framework.Eventually(t, 10*time.Second, func() error {
+			r, err := framework.HTTPGet(front+"/stop/", host)
+			if err != nil || r.Status != http.StatusServiceUnavailable || r.Body != envoy.PoolStoppedBody {
+				return fmt.Errorf("GET /stop/: %d %q %v, want 503 %q", r.Status, r.Body, err, envoy.PoolStoppedBody)
+			}
+			return nil
+		})
+	})
+
+	t.Run("Report sets the condition and an event while the pool serves on", func(t *testing.T) {
+		framework.Eventually(t, 2*time.Minute, func() error {
+			got := cluster.Run(t, "get", "apppool", "hot-report", "-n", ns, "-o", `jsonpath={.status.phase} {.status.conditions[?(@.type=="CPULimitExceeded")].status}`)
+			if strings.TrimSpace(got) != "Running True" {
+				return fmt.Errorf("phase and CPULimitExceeded %q, want Running True", got)
+			}
+			return nil
+		})
+		events := cluster.Run(t, "get", "events", "-n", ns, "--field-selector", "reason=CPULimitExceeded,involvedObject.name=hot-report", "-o", "jsonpath={.items[*].message}")
+		if !strings.Contains(events, "over 30% of the pool's CPU") {
+			t.Errorf("events %q, want one saying the pool is over 30%% of its CPU", events)
+		}
+		cluster.EventuallyQuery(t, time.Minute, fmt.Sprintf(`webfarm_pool_cpu_percent{namespace=%q,pool="hot-report"} > 30`, ns), func(s []framework.Sample) error {
+			if len(s) != 1 {
+				return fmt.Errorf("webfarm_pool_cpu_percent samples %v, want one over 30", s)
+			}
+			return nil
+		})
+		framework.ExpectBody(t, 10*time.Second, front+"/report/", "app on hot-report-", host)
+	})
+
+	t.Run("the restart annotation starts the stopped pool again", func(t *testing.T) {
+		cluster.Run(t, "annotate", "apppool", "hot-stop", "-n", ns, "webfarm.dev/restart=1", "--overwrite")
+		framework.ExpectBody(t, 2*time.Minute, front+"/stop/", "app on hot-stop-", host)
+	})
+}

@@ -7,6 +7,7 @@
 //	GET /anything?delay=2s   answers after 2 s
 //	GET /anything?status=500 answers 500
 //	GET /anything?exit=1     exits the process with status 1 (a crash)
+//	GET /anything?spin=30s   keeps a CPU busy for 30 s, then answers
 //	GET /stats               {"inFlight":..,"maxInFlight":..,"served":..}
 //	GET /healthz             200, not counted (the kubelet's probes)
 package main
@@ -74,6 +75,16 @@ func app(stats *counters, hostname string) http.HandlerFunc {
 			}
 			status = n
 		}
+		if d := q.Get("spin"); d != "" {
+			spin, err := time.ParseDuration(d)
+			if err != nil || spin < 0 || spin > maxDelay {
+				http.Error(w, "spin must be a duration up to "+maxDelay.String(), http.StatusBadRequest)
+				return
+			}
+			for end := time.Now().Add(spin); time.Now().Before(end) && r.Context().Err() == nil; {
+				busy()
+			}
+		}
 		if d := q.Get("delay"); d != "" {
 			delay, err := time.ParseDuration(d)
 			if err != nil || delay < 0 || delay > maxDelay {
@@ -91,6 +102,17 @@ func app(stats *counters, hostname string) http.HandlerFunc {
 		fmt.Fprintf(w, "app on %s: %s %s\n", hostname, r.Method, r.URL.Path)
 	}
 }
+
+// busy burns a little CPU; its result is kept so the loop is not optimised away.
+func busy() {
+	x := 0
+	for i := range 100000 {
+		x += i * i
+	}
+	sink = x
+}
+
+var sink int
 
 func main() {
 	listen := flag.String("listen", ":9000", "address to listen on")

@@ -60,6 +60,8 @@ func Start(ctx context.Context, out io.Writer) (*Cluster, error) {
 		return c, err
 	}
 	c.Release.PodAnnotations = map[string]string{"webfarm.dev/image": imageID}
+	// The operator's CPU monitor reads the suite's Prometheus (deployed below).
+	c.Release.Set = append(c.Release.Set, "prometheus.url=http://prometheus."+monitoringNamespace+".svc:9090")
 	step("installing the chart")
 	if c.releaseIsNew, err = c.Release.Install(ctx, root, c.Kubectl, out); err != nil {
 		return c, err

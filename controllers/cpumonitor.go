@@ -1,0 +1,162 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/client_golang/prometheus"
+	prommodel "github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/cpu"
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/k8s"
+)
+
+var poolCPUPercent = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "webfarm_pool_cpu_percent",
+	Help: "CPU a pool with a cpuLimit used, in percent of its workers' CPU limits (the CPU monitor's reading).",
+}, []string{"namespace", "pool"})
+
+func init() { metrics.Registry.MustRegister(poolCPUPercent) }
+
+// cpuWindow is the window of the CPU rate the monitor reads: long enough
+// for a few scrapes of the kubelet's counters, short enough to act promptly.
+const cpuWindow = "30s"
+
+// CPUMonitor is the IIS CPU monitor: every Interval it reads, from
+// Prometheus (the kubelet's cAdvisor counters), the CPU of each pool that
+// has a cpuLimit, and tells the AppPool controller when a pool has stayed
+// over its limit for the limit's interval, or no longer is. Leader only.
+type CPUMonitor struct {
+	Client     client.Client
+	Prometheus promv1.API
+	Interval   time.Duration
+	Readings   *cpu.Tracker
+	Pools      chan<- event.GenericEvent
+}
+
+// NeedLeaderElection: the leader's AppPool controller acts on the readings.
+func (m *CPUMonitor) NeedLeaderElection() bool { return true }
+
+// Start reads until ctx ends.
+func (m *CPUMonitor) Start(ctx context.Context) error {
+	tick := time.NewTicker(m.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			if err := m.check(ctx); err != nil {
+				// Unknown is not zero: the readings stay as they were.
+				ctrl.LoggerFrom(ctx).WithName("cpu-monitor").Info("reading the pools' CPU", "error", err.Error())
+			}
+		}
+	}
+}
+
+func (m *CPUMonitor) check(ctx context.Context) error {
+	var pools v1.AppPoolList
+	if err := m.Client.List(ctx, &pools); err != nil {
+		return err
+	}
+	watched := slices.DeleteFunc(pools.Items, func(p v1.AppPool) bool {
+		return p.Spec.CPULimit == nil || p.Status.Phase == v1.PoolStopped
+	})
+	if len(watched) == 0 {
+		return nil
+	}
+	used, err := m.coresByPod(ctx, watched)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	for _, p := range watched {
+		resolved, err := model.ResolvePool(&p, model.Platform{})
+		if err != nil || resolved.CPULimit == nil || resolved.CPULimit.Action == model.CPUThrottle {
+			continue // an invalid spec (its controller reports it), or capped, not watched
+		}
+		usedCores, limitCores, err := m.poolCores(ctx, p, used)
+		if err != nil {
+			return err
+		}
+		percent := cpu.Percent(usedCores, limitCores)
+		poolCPUPercent.WithLabelValues(p.Namespace, p.Name).Set(percent)
+		if _, changed := m.Readings.Observe(p.Namespace+"/"+p.Name, percent, resolved.CPULimit.Percent, resolved.CPULimit.Interval, now); changed {
+			m.notify(types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
+		}
+	}
+	return nil
+}
+
+// coresByPod asks Prometheus for the CPU (cores) each pod of the watched
+// pools' namespaces uses.
+func (m *CPUMonitor) coresByPod(ctx context.Context, pools []v1.AppPool) (map[types.NamespacedName]float64, error) {
+	var namespaces []string
+	for _, p := range pools {
+		if !slices.Contains(namespaces, p.Namespace) {
+			namespaces = append(namespaces, p.Namespace)
+		}
+	}
+	// Namespace names are DNS labels: nothing in them needs escaping in a regex.
+	query := fmt.Sprintf(`sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{container!="",container!="POD",namespace=~"%s"}[%s]))`,
+		strings.Join(namespaces, "|"), cpuWindow)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	result, _, err := m.Prometheus.Query(ctx, query, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	vector, ok := result.(prommodel.Vector)
+	if !ok {
+		return nil, fmt.Errorf("prometheus answered a %s, want a vector", result.Type())
+	}
+	out := map[types.NamespacedName]float64{}
+	for _, s := range vector {
+		v := float64(s.Value)
+		if v != v || v < 0 { // NaN or a counter reset artefact: unknown, not zero
+			continue
+		}
+		out[types.NamespacedName{Namespace: string(s.Metric["namespace"]), Name: string(s.Metric["pod"])}] = v
+	}
+	return out, nil
+}
+
+// poolCores sums what a pool's running workers use and may use.
+func (m *CPUMonitor) poolCores(ctx context.Context, p v1.AppPool, used map[types.NamespacedName]float64) (usedCores, limitCores float64, err error) {
+	var pods corev1.PodList
+	if err := m.Client.List(ctx, &pods, client.InNamespace(p.Namespace), client.MatchingLabels{
+		k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelComponent: k8s.ComponentPool, k8s.LabelInstance: p.Name,
+	}); err != nil {
+		return 0, 0, err
+	}
+	for _, pod := range pods.Items {
+		if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
+			continue
+		}
+		usedCores += used[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}]
+		for _, c := range pod.Spec.Containers {
+			limitCores += c.Resources.Limits.Cpu().AsApproximateFloat64()
+		}
+	}
+	return usedCores, limitCores, nil
+}
+
+func (m *CPUMonitor) notify(key types.NamespacedName) {
+	select {
+	case m.Pools <- event.GenericEvent{Object: &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}:
+	default:
+	}
+}
