@@ -332,7 +332,7 @@ func TestBurstsOf5xxCountAsWorkerFailures(t *testing.T) {
 	})
 }
 
-// Two pools of the test application whose workers may use 30 % of their CPU
+// Two pools of the test application whose workers may use 10 % of their CPU
 // (nginx's and the application's limits together) for 10 s: one only
 // reports, the other is shut down.
 const cpuLimitFarm = `apiVersion: webfarm.dev/v1alpha1
@@ -347,7 +347,7 @@ spec:
   cpu: 50m
   memory: 64Mi
   healthCheck: {path: /healthz, interval: 2s}
-  cpuLimit: {percent: 30, interval: 10s, action: Report}
+  cpuLimit: {percent: 10, interval: 10s, action: Report}
 ---
 apiVersion: webfarm.dev/v1alpha1
 kind: AppPool
@@ -361,7 +361,7 @@ spec:
   cpu: 50m
   memory: 64Mi
   healthCheck: {path: /healthz, interval: 2s}
-  cpuLimit: {percent: 30, interval: 10s, action: Shutdown}
+  cpuLimit: {percent: 10, interval: 10s, action: Shutdown}
 ---
 apiVersion: webfarm.dev/v1alpha1
 kind: WebFarm
@@ -431,12 +431,12 @@ func TestTheCPUMonitorReportsOrStopsAPoolOverItsLimit(t *testing.T) {
 			return nil
 		})
 		events := cluster.Run(t, "get", "events", "-n", ns, "--field-selector", "reason=CPULimitExceeded,involvedObject.name=hot-report", "-o", "jsonpath={.items[*].message}")
-		if !strings.Contains(events, "over 30% of the pool's CPU") {
-			t.Errorf("events %q, want one saying the pool is over 30%% of its CPU", events)
+		if !strings.Contains(events, "over 10% of the pool's CPU") {
+			t.Errorf("events %q, want one saying the pool is over 10%% of its CPU", events)
 		}
-		cluster.EventuallyQuery(t, time.Minute, fmt.Sprintf(`webfarm_pool_cpu_percent{namespace=%q,pool="hot-report"} > 30`, ns), func(s []framework.Sample) error {
+		cluster.EventuallyQuery(t, time.Minute, fmt.Sprintf(`webfarm_pool_cpu_percent{namespace=%q,pool="hot-report"} > 10`, ns), func(s []framework.Sample) error {
 			if len(s) != 1 {
-				return fmt.Errorf("webfarm_pool_cpu_percent samples %v, want one over 30", s)
+				return fmt.Errorf("webfarm_pool_cpu_percent samples %v, want one over 10", s)
 			}
 			return nil
 		})
@@ -447,4 +447,81 @@ func TestTheCPUMonitorReportsOrStopsAPoolOverItsLimit(t *testing.T) {
 		cluster.Run(t, "annotate", "apppool", "hot-stop", "-n", ns, "webfarm.dev/restart=1", "--overwrite")
 		framework.ExpectBody(t, 2*time.Minute, front+"/stop/", "app on hot-stop-", host)
 	})
+}
+
+// A farm behind a layer 4 balancer (unavailableResponse: L4): a stopped
+// pool's requests get their connection cut rather than a 503 page.
+const l4Farm = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: l4-content}
+data:
+  index.html: "still here\n"
+---
+apiVersion: webfarm.dev/v1alpha1
+kind: AppPool
+metadata: {name: l4-steady}
+spec:
+  content: {configMap: {name: l4-content}}
+  replicas: 1
+  cpu: 50m
+  memory: 64Mi
+---
+apiVersion: webfarm.dev/v1alpha1
+kind: AppPool
+metadata: {name: l4-fragile}
+spec:
+  app:
+    image: localhost/webfarm-client:dev
+    args: [webfarm-testapp, --listen=:9000]
+    port: 9000
+  replicas: 1
+  cpu: 50m
+  memory: 64Mi
+  healthCheck: {path: /healthz, interval: 2s}
+  rapidFailProtection: {maxFailures: 1, interval: 1m}
+---
+apiVersion: webfarm.dev/v1alpha1
+kind: WebFarm
+metadata: {name: l4}
+spec:
+  unavailableResponse: L4
+  sites:
+  - name: main
+    hosts: [l4.example]
+    routes:
+    - {pathPrefix: /, appPool: l4-steady}
+    - {pathPrefix: /fragile, appPool: l4-fragile}
+  frontend:
+    replicas: 1
+    cpu: 100m
+`
+
+func TestInL4ModeAStoppedPoolsConnectionsAreCut(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cluster.Apply(t, ns, l4Farm)
+	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/l4", "apppool/l4-steady", "apppool/l4-fragile")
+	front := cluster.ServiceURL(t, ns, "l4-frontend")
+	host := "Host: l4.example"
+	framework.ExpectBody(t, time.Minute, front+"/fragile/", "app on l4-fragile-", host)
+
+	worker := cluster.Pods(t, ns, "app.kubernetes.io/instance=l4-fragile,app.kubernetes.io/component=pool")[0]
+	_, _ = framework.HTTPGet("http://" + worker.IP + ":9000/?exit=1") // one failure stops this pool
+	framework.Eventually(t, time.Minute, func() error {
+		if got := strings.TrimSpace(cluster.Run(t, "get", "apppool", "l4-fragile", "-n", ns, "-o", "jsonpath={.status.phase}")); got != "Stopped" {
+			return fmt.Errorf("phase %q, want Stopped", got)
+		}
+		return nil
+	})
+	stopped := time.Now()
+	var cut error
+	framework.EventuallyEvery(t, 2*time.Second, 50*time.Millisecond, func() error {
+		r, err := framework.HTTPGet(front+"/fragile/", host)
+		if err == nil {
+			return fmt.Errorf("GET /fragile/ answered %d %q, want the connection cut", r.Status, r.Body)
+		}
+		cut = err
+		return nil
+	})
+	t.Logf("%s after the pool's status said Stopped, its request failed with: %v", time.Since(stopped).Round(time.Millisecond), cut)
+	framework.ExpectBody(t, 10*time.Second, front+"/", "still here", host)
 }

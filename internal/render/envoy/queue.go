@@ -6,7 +6,9 @@ import (
 	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	directresponsev3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/direct_response/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -87,6 +89,47 @@ func stoppedPoolRoute(r model.Route) *routev3.Route {
 		Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{
 			Status: 503,
 			Body:   &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: PoolStoppedBody}},
+		}},
+	}
+}
+
+// Connection resets for a stopped pool (the farm's unavailableResponse L4,
+// IIS's LoadBalancerCapabilities 1): Envoy has no route action that resets
+// the client's connection, so the stopped pool's routes go to a cluster whose
+// only endpoint is a listener of the same Envoy that answers the start of a
+// response and closes. Envoy then aborts the client's connection instead of
+// answering: a layer 4 balancer in front sees the connection fail.
+const (
+	abortName = "unavailable-l4"
+	abortPort = 19002
+	// abortBytes promise a body that never comes, so the response can never
+	// complete.
+	abortBytes = "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 1048576\r\n\r\n"
+)
+
+// abortListener is the loopback listener that cuts every response short.
+func abortListener() *listenerv3.Listener {
+	return &listenerv3.Listener{
+		Name:    abortName,
+		Address: socketAddress("127.0.0.1", abortPort),
+		FilterChains: []*listenerv3.FilterChain{{
+			Filters: []*listenerv3.Filter{{
+				Name: "envoy.filters.network.direct_response",
+				ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(&directresponsev3.Config{
+					Response: &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: abortBytes}},
+				})},
+			}},
+		}},
+	}
+}
+
+// stoppedPoolRouteL4 sends a stopped pool's route to the aborting listener,
+// without retries.
+func stoppedPoolRouteL4(r model.Route) *routev3.Route {
+	return &routev3.Route{
+		Match: prefixMatch(r.PathPrefix),
+		Action: &routev3.Route_Route{Route: &routev3.RouteAction{
+			ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: abortName},
 		}},
 	}
 }

@@ -76,6 +76,11 @@ func FarmRouting(f model.Farm, pools map[string]model.Pool, b Backends) (Routing
 		Listeners: []*listenerv3.Listener{farmListener(f)},
 		Routes:    []*routev3.RouteConfiguration{routeConfig(f, pools)},
 	}
+	if f.RejectWithReset {
+		r.Listeners = append(r.Listeners, abortListener())
+		// A static cluster: its endpoint is in it, not in an EDS resource.
+		r.Clusters = append(r.Clusters, staticCluster(abortName, "127.0.0.1", abortPort))
+	}
 	// Cache clusters sort before pool clusters ("cache/" < "pool/"); the
 	// farm's lists are sorted.
 	for _, c := range f.CachePolicies {
@@ -182,7 +187,11 @@ func routeConfig(f model.Farm, pools map[string]model.Pool) *routev3.RouteConfig
 		vh := &routev3.VirtualHost{Name: s.Name, Domains: s.Hosts}
 		for _, r := range s.Routes {
 			if pools[r.Pool].Stopped {
-				vh.Routes = append(vh.Routes, stoppedPoolRoute(r))
+				if f.RejectWithReset {
+					vh.Routes = append(vh.Routes, stoppedPoolRouteL4(r))
+				} else {
+					vh.Routes = append(vh.Routes, stoppedPoolRoute(r))
+				}
 				continue
 			}
 			vh.Routes = append(vh.Routes, routes(r, f.Frontend.RequestTimeout, f.Affinity)...)

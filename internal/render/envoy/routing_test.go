@@ -8,6 +8,7 @@ import (
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -53,6 +54,8 @@ func contosoBackends() Backends {
 
 func TestFarmRouting(t *testing.T) {
 	noEndpoints := contoso()
+	l4 := contoso()
+	l4.RejectWithReset = true
 	withAffinity := func(a model.Affinity) model.Farm {
 		f := contoso()
 		f.Affinity = a
@@ -68,6 +71,7 @@ func TestFarmRouting(t *testing.T) {
 		{"a farm routes each site's hosts and prefixes to its pools and cache tiers, each frontend enforcing its share of the queues", "routing.json", contoso(), contosoBackends(), ""},
 		{"a pool without endpoints has a cluster with no endpoints", "routing-no-endpoints.json", noEndpoints, nil, ""},
 		{"a stopped pool's routes are answered 503 by the frontend, the others still routed", "routing-stopped.json", contoso(), contosoBackends(), "images"},
+		{"in L4 mode a stopped pool's routes go to a listener that aborts the response", "routing-stopped-l4.json", l4, contosoBackends(), "images"},
 		{"cookie affinity adds the stateful session filter and lets sticky clients reach draining workers", "routing-cookie.json",
 			withAffinity(model.Affinity{Type: model.AffinityCookie, CookieName: "CONTOSO_AFFINITY", CookieTTL: time.Hour}), contosoBackends(), ""},
 		{"client IP affinity hashes the source address onto a Maglev ring", "routing-client-ip.json",
@@ -187,6 +191,10 @@ func staticBootstrap(t *testing.T, f model.Farm, r Routing) []byte {
 	b.DynamicResources = nil
 	for _, l := range r.Listeners {
 		l = proto.Clone(l).(*listenerv3.Listener)
+		if l.Name != ListenerName {
+			b.StaticResources.Listeners = append(b.StaticResources.Listeners, l)
+			continue
+		}
 		filter := l.FilterChains[0].Filters[0]
 		var hcm hcmv3.HttpConnectionManager
 		if err := filter.GetTypedConfig().UnmarshalTo(&hcm); err != nil {
@@ -196,11 +204,17 @@ func staticBootstrap(t *testing.T, f model.Farm, r Routing) []byte {
 		filter.ConfigType = &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(&hcm)}
 		b.StaticResources.Listeners = append(b.StaticResources.Listeners, l)
 	}
-	for i, c := range r.Clusters {
+	endpoints := map[string]*endpointv3.ClusterLoadAssignment{}
+	for _, e := range r.Endpoints {
+		endpoints[e.ClusterName] = e
+	}
+	for _, c := range r.Clusters {
 		c = proto.Clone(c).(*clusterv3.Cluster)
-		c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC}
-		c.EdsClusterConfig = nil
-		c.LoadAssignment = r.Endpoints[i]
+		if c.GetEdsClusterConfig() != nil {
+			c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC}
+			c.EdsClusterConfig = nil
+			c.LoadAssignment = endpoints[c.Name]
+		}
 		b.StaticResources.Clusters = append(b.StaticResources.Clusters, c)
 	}
 	out, err := marshal(&b)
