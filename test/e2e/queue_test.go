@@ -19,22 +19,7 @@ import (
 
 // A pool of the test application (test/testapp), whose requests can be made
 // slow: 2 workers x 3 concurrent requests, and a queue of 10.
-const queueFarm = `apiVersion: webfarm.dev/v1alpha1
-kind: AppPool
-metadata: {name: slow}
-spec:
-  app:
-    image: localhost/webfarm-client:dev
-    args: [webfarm-testapp, --listen=:9000]
-    port: 9000
-  replicas: 2
-  cpu: 50m
-  memory: 64Mi
-  maxConcurrentRequests: 3
-  queue: {length: 10}
-  healthCheck: {path: /healthz, interval: 2s}
----
-apiVersion: webfarm.dev/v1alpha1
+var queueFarm = testAppPool("slow", 2, "maxConcurrentRequests: 3", "queue: {length: 10}") + `apiVersion: webfarm.dev/v1alpha1
 kind: WebFarm
 metadata: {name: queue}
 spec:

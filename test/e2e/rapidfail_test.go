@@ -19,7 +19,7 @@ import (
 // A farm with a steady static pool at / and a fragile application pool at
 // /fragile whose workers the test crashes; rapid-fail protection stops it
 // after 3 failures within 2 minutes.
-const rapidFailFarm = `apiVersion: v1
+var rapidFailFarm = `apiVersion: v1
 kind: ConfigMap
 metadata: {name: steady-content}
 data:
@@ -34,21 +34,7 @@ spec:
   cpu: 50m
   memory: 64Mi
 ---
-apiVersion: webfarm.dev/v1alpha1
-kind: AppPool
-metadata: {name: fragile}
-spec:
-  app:
-    image: localhost/webfarm-client:dev
-    args: [webfarm-testapp, --listen=:9000]
-    port: 9000
-  replicas: 2
-  cpu: 50m
-  memory: 64Mi
-  healthCheck: {path: /healthz, interval: 2s}
-  rapidFailProtection: {maxFailures: 3, interval: 2m}
----
-apiVersion: webfarm.dev/v1alpha1
+` + testAppPool("fragile", 2, "rapidFailProtection: {maxFailures: 3, interval: 2m}") + `apiVersion: webfarm.dev/v1alpha1
 kind: WebFarm
 metadata: {name: guarded}
 spec:
@@ -254,21 +240,7 @@ func (p *steadyPoller) stop() (int, []string) {
 	return p.sent, p.failures
 }
 
-const errorBurstFarm = `apiVersion: webfarm.dev/v1alpha1
-kind: AppPool
-metadata: {name: erratic}
-spec:
-  app:
-    image: localhost/webfarm-client:dev
-    args: [webfarm-testapp, --listen=:9000]
-    port: 9000
-  replicas: 1
-  cpu: 50m
-  memory: 64Mi
-  healthCheck: {path: /healthz, interval: 2s}
-  rapidFailProtection: {maxFailures: 2, interval: 2m}
----
-apiVersion: webfarm.dev/v1alpha1
+var errorBurstFarm = testAppPool("erratic", 1, "rapidFailProtection: {maxFailures: 2, interval: 2m}") + `apiVersion: webfarm.dev/v1alpha1
 kind: WebFarm
 metadata: {name: erratic}
 spec:
@@ -335,35 +307,8 @@ func TestBurstsOf5xxCountAsWorkerFailures(t *testing.T) {
 // Two pools of the test application whose workers may use 10 % of their CPU
 // (nginx's and the application's limits together) for 10 s: one only
 // reports, the other is shut down.
-const cpuLimitFarm = `apiVersion: webfarm.dev/v1alpha1
-kind: AppPool
-metadata: {name: hot-report}
-spec:
-  app:
-    image: localhost/webfarm-client:dev
-    args: [webfarm-testapp, --listen=:9000]
-    port: 9000
-  replicas: 1
-  cpu: 50m
-  memory: 64Mi
-  healthCheck: {path: /healthz, interval: 2s}
-  cpuLimit: {percent: 10, interval: 10s, action: Report}
----
-apiVersion: webfarm.dev/v1alpha1
-kind: AppPool
-metadata: {name: hot-stop}
-spec:
-  app:
-    image: localhost/webfarm-client:dev
-    args: [webfarm-testapp, --listen=:9000]
-    port: 9000
-  replicas: 1
-  cpu: 50m
-  memory: 64Mi
-  healthCheck: {path: /healthz, interval: 2s}
-  cpuLimit: {percent: 10, interval: 10s, action: Shutdown}
----
-apiVersion: webfarm.dev/v1alpha1
+var cpuLimitFarm = testAppPool("hot-report", 1, "cpuLimit: {percent: 10, interval: 10s, action: Report}") +
+	testAppPool("hot-stop", 1, "cpuLimit: {percent: 10, interval: 10s, action: Shutdown}") + `apiVersion: webfarm.dev/v1alpha1
 kind: WebFarm
 metadata: {name: hot}
 spec:
@@ -451,7 +396,7 @@ func TestTheCPUMonitorReportsOrStopsAPoolOverItsLimit(t *testing.T) {
 
 // A farm behind a layer 4 balancer (unavailableResponse: L4): a stopped
 // pool's requests get their connection cut rather than a 503 page.
-const l4Farm = `apiVersion: v1
+var l4Farm = `apiVersion: v1
 kind: ConfigMap
 metadata: {name: l4-content}
 data:
@@ -466,21 +411,7 @@ spec:
   cpu: 50m
   memory: 64Mi
 ---
-apiVersion: webfarm.dev/v1alpha1
-kind: AppPool
-metadata: {name: l4-fragile}
-spec:
-  app:
-    image: localhost/webfarm-client:dev
-    args: [webfarm-testapp, --listen=:9000]
-    port: 9000
-  replicas: 1
-  cpu: 50m
-  memory: 64Mi
-  healthCheck: {path: /healthz, interval: 2s}
-  rapidFailProtection: {maxFailures: 1, interval: 1m}
----
-apiVersion: webfarm.dev/v1alpha1
+` + testAppPool("l4-fragile", 1, "rapidFailProtection: {maxFailures: 1, interval: 1m}") + `apiVersion: webfarm.dev/v1alpha1
 kind: WebFarm
 metadata: {name: l4}
 spec:
