@@ -28,7 +28,8 @@ func DefaultRelease() Release { return Release{Name: "webfarm", Namespace: "webf
 
 // Install creates the release's namespace with the restricted Pod Security
 // profile enforced, applies the chart's CRDs (which `helm upgrade` leaves
-// alone), then runs `helm upgrade --install --wait`. It reports
+// alone), then runs `helm upgrade --install --wait`; an existing release
+// keeps its values, with r.Set and r.PodAnnotations on top. It reports
 // whether the release is new (so that the caller knows whether to uninstall it).
 func (r Release) Install(ctx context.Context, root string, k Kubectl, out io.Writer) (created bool, err error) {
 	if err := EnsureNamespace(ctx, k, r.Namespace); err != nil {
@@ -43,6 +44,11 @@ func (r Release) Install(ctx context.Context, root string, k Kubectl, out io.Wri
 	existed := r.helm(ctx, root, k, io.Discard, "status", r.Name) == nil
 	args := []string{"upgrade", "--install", r.Name, filepath.Join(root, "charts", "webfarm-operator"),
 		"--wait", "--timeout", "3m"}
+	if existed {
+		// Keep the values the release was installed with (the e2e suite's
+		// Prometheus, a user's settings): a second caller only adds its own.
+		args = append(args, "--reset-then-reuse-values")
+	}
 	for _, s := range r.Set {
 		args = append(args, "--set", s)
 	}
