@@ -103,3 +103,8 @@ images: build ## Build the operator, nginx, Envoy, Prometheus and client images 
 .PHONY: bench-control-plane
 bench-control-plane: tools build ## Converge 2,000 pools / 20,000 hosts on a local control plane; compare with a bare client.
 	go run ./bench/controlplane $(BENCH_ARGS)
+
+.PHONY: bench-dataplane
+bench-dataplane: ## Serve the IIS 6 and WebBench workloads on loopback: bare nginx, an nginx proxy, the farm's Envoy frontend.
+	hack/install-tools.sh nginx envoy wrk
+	go run ./bench/dataplane $(BENCH_ARGS)

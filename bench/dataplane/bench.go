@@ -1,0 +1,472 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/render/nginx"
+)
+
+// route is one way from the client to the pool's files.
+type route struct {
+	name     string
+	farm     bool
+	baseline bool
+	url      string
+	front    *server  // the proxy hop; nil for bare nginx
+	args     []string // Envoy's command line, without the binary
+}
+
+// readyTimeout bounds each server's start.
+const readyTimeout = 20 * time.Second
+
+// bench starts the servers, measures every route on every workload and
+// stops every process it started before it returns, also on error or Ctrl-C.
+func bench(ctx context.Context, o options, dir string) (*report, error) {
+	rep := &report{o: o, start: time.Now(), machine: machine()}
+	var procs servers
+	defer procs.stopAll()
+
+	scripts, err := writeFiles(dir, o.workloads)
+	if err != nil {
+		return nil, err
+	}
+	routes, pool, err := startRoutes(ctx, o, dir, &procs)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range routes {
+		if r.farm {
+			rep.envoyArgs = r.args // the first farm route is the farm as rendered
+			break
+		}
+	}
+	// Every route serves every file, byte for byte, before any load.
+	if err := verify(ctx, routes, o.workloads); err != nil {
+		return nil, err
+	}
+	logf("servers ready: pool nginx pid %d; %d routes; client: wrk, %d connections, %d thread(s), %s per measurement, %d rounds",
+		pool.pid(), len(routes), o.connections, o.threads, o.duration, o.rounds)
+
+	for _, w := range o.workloads {
+		res, err := measureWorkload(ctx, o, w, routes, pool, scripts[w.name])
+		if res != nil {
+			rep.results = append(rep.results, res)
+		}
+		if err != nil {
+			return rep, err
+		}
+	}
+	if o.perfOut != "" {
+		// Every proxy hop, nginx's and Envoy's, under the first workload.
+		var hops []*route
+		for _, r := range routes {
+			if r.front != nil {
+				hops = append(hops, r)
+			}
+		}
+		if err := profileRoutes(ctx, o, hops, scripts[o.workloads[0].name], o.perfOut); err != nil {
+			return rep, fmt.Errorf("profiling: %w", err)
+		}
+	}
+	rep.wall = time.Since(rep.start)
+	if failures := rep.failures(); len(failures) > 0 {
+		return rep, fmt.Errorf("routes answered wrongly: %s", strings.Join(failures, "; "))
+	}
+	return rep, nil
+}
+
+// writeFiles writes the workloads' files and the client's scripts (by
+// workload name) into dir.
+func writeFiles(dir string, ws []workload) (map[string]string, error) {
+	if err := os.Chmod(dir, 0o755); err != nil { // nginx workers run as another user
+		return nil, err
+	}
+	if err := writeContent(filepath.Join(dir, "www"), ws); err != nil {
+		return nil, err
+	}
+	scripts := map[string]string{}
+	for _, w := range ws {
+		scripts[w.name] = filepath.Join(dir, w.name+".lua")
+		if err := os.WriteFile(scripts[w.name], []byte(wrkScript(w)), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return scripts, nil
+}
+
+// farmVariants are the farm paths of a run: as rendered, then either the
+// tuned one or one per tuning step.
+func farmVariants(o options) []variant {
+	variants := []variant{{}}
+	if len(o.steps) > 0 {
+		var sum []setting
+		for _, step := range o.steps {
+			sum = append(slices.Clone(sum), step...)
+			variants = append(variants, variant{settings: sum, added: len(step)})
+		}
+	} else if len(o.tuning) > 0 {
+		variants = append(variants, variant{settings: o.tuning})
+	}
+	return variants
+}
+
+// startRoutes starts the pool worker and every proxy in front of it. A run
+// of tuning steps has only farm routes.
+func startRoutes(ctx context.Context, o options, dir string, procs *servers) ([]*route, *server, error) {
+	variants := farmVariants(o)
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, nil, err
+	}
+	layout := poolLayout{contentDir: filepath.Join(dir, "www"), tmpDir: filepath.Join(dir, "pool"), httpPort: ports[0], statusPort: ports[1]}
+	for _, v := range variants {
+		if slices.ContainsFunc(v.settings, func(s setting) bool { return s.knob.name == "upstream-h2" }) {
+			layout.h2Port = ports[2]
+		}
+	}
+	poolModel, err := benchPool()
+	if err != nil {
+		return nil, nil, err
+	}
+	pool, err := startPool(ctx, o, poolModel, layout, procs)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	var routes []*route
+	if len(o.steps) == 0 {
+		routes = append(routes, &route{name: "bare nginx (the pool worker)", url: fmt.Sprintf("http://127.0.0.1:%d", layout.httpPort)})
+		proxy, err := startProxy(ctx, o, filepath.Join(dir, "proxy"), layout.httpPort, false, procs)
+		if err != nil {
+			return nil, nil, err
+		}
+		routes = append(routes, proxy)
+		if o.bufferedProxy {
+			buffered, err := startProxy(ctx, o, filepath.Join(dir, "proxy-buffered"), layout.httpPort, true, procs)
+			if err != nil {
+				return nil, nil, err
+			}
+			routes = append(routes, buffered)
+		}
+	}
+	farm, err := benchFarm()
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, v := range variants {
+		r, err := startFrontend(ctx, o, farm, poolModel, v, filepath.Join(dir, fmt.Sprintf("envoy-%d", i)), layout, procs)
+		if err != nil {
+			return nil, nil, err
+		}
+		routes = append(routes, r)
+	}
+	return routes, pool, nil
+}
+
+// measureWorkload warms every route up, then measures them in interleaved
+// rounds, or, in a run of tuning steps, pairwise (steps.go).
+func measureWorkload(ctx context.Context, o options, w workload, routes []*route, pool *server, script string) (*workloadResult, error) {
+	res := &workloadResult{w: w}
+	for _, r := range routes {
+		res.routes = append(res.routes, &routeResult{name: r.name, farm: r.farm, baseline: r.baseline, hop: r.front != nil})
+	}
+	// A route that answers wrongly (a status other than 2xx/3xx, a reset)
+	// has no figures worth reporting: it is dropped from the workload and
+	// reported as failed, and the others go on. Only the baseline is needed.
+	failed := func(i int, err error) error {
+		if !errors.Is(err, errWrongAnswers) || routes[i].baseline || len(o.steps) > 0 {
+			return err
+		}
+		res.routes[i].failure = err.Error()
+		logf("%s: %s: %v", w.name, routes[i].name, err)
+		return nil
+	}
+	if o.warmup > 0 {
+		for i, r := range routes {
+			if _, _, err := o.client.run(ctx, r.url, script, o.warmup); err != nil {
+				if err := failed(i, err); err != nil {
+					return res, fmt.Errorf("warming up %s: %w", r.name, err)
+				}
+			}
+		}
+	}
+	if len(o.steps) > 0 {
+		var err error
+		res.steps, err = benchSteps(ctx, o, routes, pool, script, w)
+		return res, err
+	}
+	for round := range o.rounds {
+		// Each round starts with another route, so that no route always
+		// follows the same one.
+		for k := range routes {
+			i := (k + round) % len(routes)
+			if res.routes[i].failure != "" {
+				continue
+			}
+			if err := waitQuiet(ctx, o.quietBelow, o.quietWait); err != nil {
+				return res, err
+			}
+			s, err := measure(ctx, o.client, routes[i], pool, script)
+			if err != nil {
+				if err := failed(i, err); err != nil {
+					return res, err
+				}
+				continue
+			}
+			res.routes[i].samples = append(res.routes[i].samples, s)
+			logf("%s, round %d/%d, %s: %.0f req/s, p50 %s, p99 %s", w.name, round+1, o.rounds, routes[i].name,
+				s.requestsPerSecond, s.p50, s.p99)
+		}
+	}
+	return res, nil
+}
+
+func startPool(ctx context.Context, o options, p model.Pool, l poolLayout, procs *servers) (*server, error) {
+	rendered, err := nginx.PoolConfig(p)
+	if err != nil {
+		return nil, err
+	}
+	conf, err := localPoolConfig(rendered, l)
+	if err != nil {
+		return nil, err
+	}
+	s, err := startNginx(o.nginx, "pool nginx", l.tmpDir, conf, o.cpus, procs)
+	if err != nil {
+		return nil, err
+	}
+	return s, waitReady(ctx, s, fmt.Sprintf("http://127.0.0.1:%d/healthz", l.statusPort), "", readyTimeout)
+}
+
+// startProxy starts an nginx proxy to the pool: the baseline, or with
+// buffered responses (nginx's default, not ingress-nginx's) a reference.
+func startProxy(ctx context.Context, o options, dir string, upstream int, buffered bool, procs *servers) (*route, error) {
+	ports, err := freePorts(1)
+	if err != nil {
+		return nil, err
+	}
+	conf, err := proxyConfig(proxyLayout{TmpDir: dir, Port: ports[0], Upstream: upstream, Workers: o.proxyWorkers, BufferResponses: buffered})
+	if err != nil {
+		return nil, err
+	}
+	s, err := startNginx(o.nginx, "proxy nginx", dir, conf, o.hopCPUs, procs)
+	if err != nil {
+		return nil, err
+	}
+	r := &route{name: "nginx proxy -> nginx (baseline)", baseline: true, url: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), front: s}
+	if buffered {
+		r.name, r.baseline = "nginx proxy, proxy_buffering on -> nginx", false
+	}
+	// Ready when it proxies: any file will do.
+	return r, waitReady(ctx, s, r.url+o.workloads[0].files[0].path, siteHost, readyTimeout)
+}
+
+// startNginx writes conf into dir and starts nginx on it.
+func startNginx(bin, name, dir, conf, cpus string, procs *servers) (*server, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		return nil, err
+	}
+	s, err := startServer(name, filepath.Join(dir, "nginx.log"), cpus, bin, "-e", "stderr", "-p", dir, "-c", path)
+	if err != nil {
+		return nil, err
+	}
+	procs.add(s)
+	return s, nil
+}
+
+// startFrontend renders the farm's frontend, applies the settings and starts Envoy.
+func startFrontend(ctx context.Context, o options, farm model.Farm, pool model.Pool, v variant, dir string, layout poolLayout, procs *servers) (*route, error) {
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "envoy.json")
+	f, err := farmFrontend(farm, pool, v.settings, layout, envoyPorts{http: ports[0], status: ports[1], admin: ports[2]}, path)
+	if err != nil {
+		return nil, err
+	}
+	conf, err := bootstrapJSON(f.bootstrap)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, conf, 0o644); err != nil {
+		return nil, err
+	}
+	s, err := startServer("envoy", filepath.Join(dir, "envoy.log"), o.hopCPUs, append([]string{o.envoy}, f.args...)...)
+	if err != nil {
+		return nil, err
+	}
+	procs.add(s)
+	r := &route{name: v.name(), farm: true, args: f.args, url: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), front: s}
+	if err := waitReady(ctx, s, fmt.Sprintf("http://127.0.0.1:%d%s", ports[1], envoy.ReadyPath), "", readyTimeout); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// farmFrontend is the farm's rendered frontend with the settings applied,
+// on this host's ports.
+func farmFrontend(farm model.Farm, pool model.Pool, settings []setting, layout poolLayout, ports envoyPorts, configPath string) (*frontend, error) {
+	routing, err := envoy.FarmRouting(farm, map[string]model.Pool{pool.Name: pool}, farmBackends(layout.httpPort))
+	if err != nil {
+		return nil, err
+	}
+	b, err := StaticBootstrap(farm, routing)
+	if err != nil {
+		return nil, err
+	}
+	if err := localizeBootstrap(b, ports); err != nil {
+		return nil, err
+	}
+	args, err := renderedEnvoyArgs(farm, configPath)
+	if err != nil {
+		return nil, err
+	}
+	f := &frontend{bootstrap: b, args: args}
+	if err := applySettings(f, settings); err != nil {
+		return nil, err
+	}
+	if f.upstreamH2 {
+		for _, c := range poolClusters(b) {
+			for _, e := range c.LoadAssignment.Endpoints[0].LbEndpoints {
+				e.GetEndpoint().GetAddress().GetSocketAddress().PortSpecifier = &corev3.SocketAddress_PortValue{PortValue: uint32(layout.h2Port)}
+			}
+		}
+	}
+	return f, nil
+}
+
+// renderedEnvoyArgs are the arguments the operator's frontend Deployment
+// gives Envoy (k8s.Frontend), with the bootstrap's path on this host and a
+// fixed node name for the pod's.
+func renderedEnvoyArgs(farm model.Farm, configPath string) ([]string, error) {
+	d := k8s.Frontend(farm, nil).Deployment
+	containers := d.Spec.Template.Spec.Containers
+	if len(containers) != 1 {
+		return nil, fmt.Errorf("the rendered frontend has %d containers, want 1", len(containers))
+	}
+	args := slices.Clone(containers[0].Args)
+	for i := range args {
+		switch {
+		case i > 0 && args[i-1] == "--config-path":
+			args[i] = configPath
+		case strings.Contains(args[i], "$(POD_NAME)"):
+			args[i] = strings.ReplaceAll(args[i], "$(POD_NAME)", "bench-frontend")
+		}
+	}
+	return args, nil
+}
+
+// variant is a farm path's bench-side tuning.
+type variant struct {
+	settings []setting
+	added    int // in a run of steps: the settings it adds to the step before (the last ones)
+}
+
+// name names a farm path by its settings; a tuning step by those it adds.
+func (v variant) name() string {
+	if len(v.settings) == 0 {
+		return "farm: Envoy -> nginx, as rendered"
+	}
+	shown, prefix := v.settings, "farm, tuned: "
+	if v.added > 0 {
+		shown, prefix = v.settings[len(v.settings)-v.added:], "farm, + "
+	}
+	names := make([]string, len(shown))
+	for i, s := range shown {
+		names[i] = s.String()
+	}
+	return prefix + strings.Join(names, ", ")
+}
+
+// verify fetches every file of every workload through every route.
+func verify(ctx context.Context, routes []*route, ws []workload) error {
+	c := &http.Client{Timeout: 5 * time.Second}
+	for _, r := range routes {
+		for _, w := range ws {
+			for _, f := range w.files {
+				if err := get(ctx, c, r.url+f.path, siteHost, content(f)); err != nil {
+					return fmt.Errorf("%s: %w", r.name, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// measure runs the client once against a route and takes the CPU time that
+// the proxy hop, the pool worker and the client spent meanwhile, and what
+// everything else on the machine used.
+func measure(ctx context.Context, c client, r *route, pool *server, script string) (sample, error) {
+	frontBefore, poolBefore, err := cpuOf(r.front, pool)
+	if err != nil {
+		return sample{}, err
+	}
+	busyBefore, err := machineBusy()
+	if err != nil {
+		return sample{}, err
+	}
+	start := time.Now()
+	res, clientCPU, err := c.run(ctx, r.url, script, c.duration)
+	if err != nil {
+		return sample{}, fmt.Errorf("%s: %w", r.name, err)
+	}
+	wall := time.Since(start)
+	busyAfter, err := machineBusy()
+	if err != nil {
+		return sample{}, err
+	}
+	frontAfter, poolAfter, err := cpuOf(r.front, pool)
+	if err != nil {
+		return sample{}, err
+	}
+	if err := pool.exited(); err != nil {
+		return sample{}, err
+	}
+	if r.front != nil {
+		if err := r.front.exited(); err != nil {
+			return sample{}, err
+		}
+	}
+	front, poolCPU := frontAfter-frontBefore, poolAfter-poolBefore
+	others := busyAfter - busyBefore - front - poolCPU - clientCPU
+	n := time.Duration(res.Requests)
+	return sample{
+		requestsPerSecond: float64(res.Requests) / (float64(res.DurationUS) / 1e6),
+		p50:               time.Duration(res.Latency.P50) * time.Microsecond,
+		p99:               time.Duration(res.Latency.P99) * time.Microsecond,
+		frontCPU:          front / n,
+		poolCPU:           poolCPU / n,
+		clientCPU:         clientCPU / n,
+		otherCores:        max(0, others.Seconds()/wall.Seconds()),
+	}, nil
+}
+
+func cpuOf(front, pool *server) (frontCPU, poolCPU time.Duration, err error) {
+	if front != nil {
+		if frontCPU, err = front.cpuTime(); err != nil {
+			return 0, 0, err
+		}
+	}
+	poolCPU, err = pool.cpuTime()
+	return frontCPU, poolCPU, err
+}

@@ -1,0 +1,206 @@
+// Command dataplane is the farm's data-path benchmark: on this host, over
+// loopback, it serves the IIS 6 headline file and the WebBench static mix
+// from a pool worker (nginx as the operator renders it) and loads three paths
+// to it with the same client in one run: bare nginx, an nginx reverse proxy
+// set up as ingress-nginx sets it up (the baseline), and the farm's Envoy
+// frontend as the operator renders it, as is and tuned. See bench/README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"webfarm.dev/operator/internal/devcluster"
+)
+
+// Targets of the farm path against the baseline proxy.
+const (
+	targetThroughput = 0.8 // at least this share of the proxy's requests/s
+	targetP99        = 1.3 // at most this multiple of the proxy's p99
+)
+
+// recommended are the bench-side settings that the tuning steps found worth
+// folding into the renderer; -tuning defaults to them.
+const recommended = "no-histograms,upstream-max-requests=5000,upstream-h2"
+
+// ladder is -steps default: a control step, the settings that keep every
+// feature, then those that give one up (to measure its cost), then HTTP/2 to
+// the pool.
+const ladder = "control,no-request-id,no-histograms,buffer=32k,server-passthrough," +
+	"skip-xff,no-stream-idle-timeout,stats-off,no-normalize,no-method-route,no-retry,no-overload," +
+	"upstream-max-requests=5000+upstream-h2"
+
+type options struct {
+	client
+	workloads     []workload
+	rounds        int
+	warmup        time.Duration
+	proxyWorkers  int
+	tuning        []setting
+	steps         [][]setting // set: run the tuning steps instead of the comparison
+	bufferedProxy bool
+	quietBelow    float64
+	hopCPUs       string // processors of the proxy hop (nginx proxy, Envoy); the client and the pool worker have client.cpus
+	quietWait     time.Duration
+	perfOut       string
+	keep          bool
+	nginx, envoy  string
+}
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	dir, err := os.MkdirTemp("", "webfarm-dataplane-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	rep, err := bench(ctx, o, dir)
+	if rep != nil {
+		fmt.Println()
+		fmt.Print(rep.markdown())
+	}
+	if ctx.Err() != nil {
+		err = errors.New("interrupted")
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "\nbenchmark failed: %v\n", err)
+	}
+	if o.keep {
+		fmt.Fprintf(os.Stderr, "configs and logs are in %s\n", dir)
+	} else {
+		_ = os.RemoveAll(dir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "(-keep keeps the configs and logs)")
+		}
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("dataplane", flag.ContinueOnError)
+	fs.IntVar(&o.connections, "connections", 32, "client keep-alive connections (wrk -c), the same for every path")
+	fs.IntVar(&o.threads, "threads", 1, "client threads (wrk -t)")
+	fs.DurationVar(&o.duration, "duration", 2*time.Second, "length of one measurement (whole seconds)")
+	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "an unmeasured run of each path before the first round")
+	fs.IntVar(&o.rounds, "rounds", 6, "measurements of each path, interleaved with the other paths; the report gives medians")
+	fs.Float64Var(&o.quietBelow, "quiet-below", 0.3, "before each measurement, wait until other work keeps fewer than this many processors busy...")
+	fs.DurationVar(&o.quietWait, "quiet-wait", time.Second, "...but at most this long (0: do not wait)")
+	pin := fs.Bool("pin", true, "with one proxy worker: run the proxy hop on the last processor, the client and the pool worker on the first (the same placement for every path)")
+	fs.IntVar(&o.proxyWorkers, "proxy-workers", 1, "worker_processes of the nginx proxy, and the Envoy threads of the setting 'concurrency' (equal CPU budgets)")
+	names := fs.String("workloads", "static-15k,webbench", "workloads to run: static-15k, webbench")
+	tuning := fs.String("tuning", recommended, "settings of the tuned farm path (comma-separated; 'none' for no tuned path); knobs: "+knobNames())
+	steps := fs.String("steps", "", "instead of the comparison, measure tuning steps: each step (comma-separated) adds its settings (joined by +) to the step before and is measured against it (-steps default: every knob in turn)")
+	fs.BoolVar(&o.bufferedProxy, "buffered-proxy", true, "also measure an nginx proxy with proxy_buffering on (nginx's default; ingress-nginx turns it off), for reference")
+	fs.StringVar(&o.perfOut, "perf", "", "after the measurements, profile every proxy hop (nginx, Envoy) with perf under the first workload, and write perf's reports to this file")
+	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, logs of nginx and Envoy); it is removed otherwise")
+	fs.StringVar(&o.wrk, "wrk", "", "the wrk binary (default: wrk on PATH, else bin/wrk)")
+	fs.StringVar(&o.nginx, "nginx", "", "the nginx binary (default: nginx on PATH, else bin/nginx)")
+	fs.StringVar(&o.envoy, "envoy", "", "the Envoy binary (default: bin/envoy)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage of dataplane (see bench/README.md):\n")
+		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), "\nTuning knobs, for -tuning and -steps (NAME or NAME=VALUE); * gives up a feature, to measure its cost:\n")
+		for _, k := range knobs {
+			mark := " "
+			if k.diagnostic {
+				mark = "*"
+			}
+			fmt.Fprintf(fs.Output(), "%s %-22s %s\n", mark, k.name, k.about)
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	for _, n := range strings.Split(*names, ",") {
+		i := slices.IndexFunc(workloads, func(w workload) bool { return w.name == strings.TrimSpace(n) })
+		if i < 0 {
+			return o, fmt.Errorf("unknown workload %q", n)
+		}
+		o.workloads = append(o.workloads, workloads[i])
+	}
+	if o.rounds < 1 || o.connections < 1 || o.threads < 1 || o.proxyWorkers < 1 || o.duration < time.Second {
+		return o, errors.New("-rounds, -connections, -threads and -proxy-workers must be positive, -duration at least 1s")
+	}
+	concurrencyDefault = o.proxyWorkers
+	if *pin && o.proxyWorkers == 1 && runtime.NumCPU() >= 2 {
+		// On 2 shared cores, where the scheduler puts three busy processes
+		// changes throughput by up to 2x from one run to the next; fixed
+		// places make runs comparable, and give each proxy hop one core.
+		o.cpus, o.hopCPUs = "0", strconv.Itoa(runtime.NumCPU()-1)
+	}
+	var err error
+	if o.tuning, err = parseSettings(*tuning); err != nil {
+		return o, err
+	}
+	if *steps == "default" {
+		*steps = ladder
+	}
+	if o.steps, err = parseSteps(*steps); err != nil {
+		return o, err
+	}
+	root, err := devcluster.RepoRoot()
+	if err != nil {
+		return o, err
+	}
+	bin := filepath.Join(root, "bin")
+	if o.wrk, err = binary(o.wrk, "wrk", bin, "hack/install-tools.sh wrk"); err != nil {
+		return o, err
+	}
+	if o.nginx, err = binary(o.nginx, "nginx", bin, "make tools"); err != nil {
+		return o, err
+	}
+	if o.envoy == "" {
+		o.envoy = filepath.Join(bin, "envoy")
+	}
+	if _, err := os.Stat(o.envoy); err != nil {
+		return o, fmt.Errorf("%v (run: make tools)", err)
+	}
+	return o, nil
+}
+
+// binary is the named flag value, else the command on PATH, else bin/name.
+func binary(flagValue, name, bin, install string) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	p := filepath.Join(bin, name)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("%s not found on PATH nor in %s (run: %s)", name, bin, install)
+	}
+	return p, nil
+}
+
+// logf prints a progress line.
+func logf(format string, args ...any) {
+	fmt.Printf("%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// report is everything the benchmark measured.
+type report struct {
+	o         options
+	envoyArgs []string // of the farm as rendered
+	start     time.Time
+	wall      time.Duration
+	machine   string
+	results   []*workloadResult
+}
+
+type workloadResult struct {
+	w      workload
+	routes []*routeResult
+	steps  []*stepPair // a run of tuning steps
+}
+
+type routeResult struct {
+	name           string
+	farm, baseline bool
+	hop            bool // a proxy stands between the client and the pool
+	samples        []sample
+	failure        string // why the route was dropped, if it was
+}
+
+// failures lists the routes dropped from a workload.
+func (r *report) failures() []string {
+	var out []string
+	for _, res := range r.results {
+		for _, rr := range res.routes {
+			if rr.failure != "" {
+				out = append(out, fmt.Sprintf("%s, %s: %s", res.w.name, rr.name, rr.failure))
+			}
+		}
+	}
+	return out
+}
+
+// median takes the median of each figure over the rounds on its own.
+func (r *routeResult) median() sample {
+	pick := func(f func(sample) float64) float64 {
+		vs := make([]float64, len(r.samples))
+		for i, s := range r.samples {
+			vs[i] = f(s)
+		}
+		return median(vs)
+	}
+	dur := func(f func(sample) time.Duration) time.Duration {
+		return time.Duration(pick(func(s sample) float64 { return float64(f(s)) }))
+	}
+	return sample{
+		requestsPerSecond: pick(func(s sample) float64 { return s.requestsPerSecond }),
+		p50:               dur(func(s sample) time.Duration { return s.p50 }),
+		p99:               dur(func(s sample) time.Duration { return s.p99 }),
+		frontCPU:          dur(func(s sample) time.Duration { return s.frontCPU }),
+		poolCPU:           dur(func(s sample) time.Duration { return s.poolCPU }),
+		clientCPU:         dur(func(s sample) time.Duration { return s.clientCPU }),
+		otherCores:        pick(func(s sample) float64 { return s.otherCores }),
+	}
+}
+
+// median of an odd count is the middle value, of an even count the mean of
+// the two middle ones; of none, 0.
+func median(vs []float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	mid := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[mid]
+	}
+	return (s[mid-1] + s[mid]) / 2
+}
+
+// comparison is a route's median figures and its ratios to the baseline.
+// Each ratio is the median over the rounds of the ratio within a round: the
+// two measurements of a round are seconds apart, so the load that others put
+// on a shared machine weighs on both alike.
+type comparison struct {
+	sample
+	throughputRatio, p99Ratio float64
+}
+
+func compare(r, baseline *routeResult) comparison {
+	return comparison{
+		sample:          r.median(),
+		throughputRatio: pairedRatio(r, baseline, func(s sample) float64 { return s.requestsPerSecond }),
+		p99Ratio:        pairedRatio(r, baseline, func(s sample) float64 { return float64(s.p99) }),
+	}
+}
+
+// pairedRatio is the median over the rounds of a figure of r divided by the
+// same figure of other in the same round.
+func pairedRatio(r, other *routeResult, figure func(sample) float64) float64 {
+	var ratios []float64
+	for i, s := range r.samples {
+		if i < len(other.samples) && figure(other.samples[i]) > 0 {
+			ratios = append(ratios, figure(s)/figure(other.samples[i]))
+		}
+	}
+	return median(ratios)
+}
+
+// meetsTargets: the farm path's requests/s at least 0.8x the proxy's, its p99
+// at most 1.3x.
+func (c comparison) meetsTargets() bool {
+	return c.throughputRatio >= targetThroughput && c.p99Ratio <= targetP99
+}
+
+// markdown renders the results, ready for bench/README.md.
+func (r *report) markdown() string {
+	var b strings.Builder
+	o := r.o
+	fmt.Fprintf(&b, "| | |\n|---|---|\n")
+	fmt.Fprintf(&b, "| Date | %s |\n", r.start.UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(&b, "| Machine | %s |\n", r.machine)
+	fmt.Fprintf(&b, "| Client | wrk, %d keep-alive connections, %d thread(s), %s per measurement, %d interleaved rounds (medians shown), everything under nice 19 on 127.0.0.1 |\n",
+		o.connections, o.threads, o.duration, o.rounds)
+	fmt.Fprintf(&b, "| Pool worker | nginx as `nginx.PoolConfig` renders it for a default AppPool (500m CPU: 1 worker process) |\n")
+	if len(o.steps) > 0 {
+		fmt.Fprintf(&b, "| Mode | tuning steps: each farm path measured against the step before, both loaded at once, both hops on the same processor |\n")
+	} else {
+		fmt.Fprintf(&b, "| Baseline | nginx proxy as ingress-nginx sets it up: %d worker process(es), upstream keep-alive 320 connections, 10,000 requests, 60 s; proxy_buffering off, 4 KB buffer |\n",
+			o.proxyWorkers)
+	}
+	fmt.Fprintf(&b, "| Farm | Envoy 1.40 from `envoy.Bootstrap` + `envoy.FarmRouting` (inlined statically), started as `k8s.Frontend` starts it: `%s` |\n",
+		strings.Join(shownArgs(r.envoyArgs), " "))
+	placement := "the scheduler's"
+	if o.hopCPUs != "" {
+		placement = fmt.Sprintf("proxy hop on CPU %s; client and pool worker on CPU %s", o.hopCPUs, o.cpus)
+	}
+	fmt.Fprintf(&b, "| Placement | %s |\n", placement)
+	if r.wall > 0 {
+		fmt.Fprintf(&b, "| Benchmark wall time | %s |\n", r.wall.Round(time.Second))
+	}
+	for _, res := range r.results {
+		fmt.Fprintf(&b, "\n**%s** (mean response %.1f KB)\n\n", res.w.title, res.w.meanSize()/kib)
+		b.WriteString(res.markdown())
+	}
+	return b.String()
+}
+
+// markdown is one workload's table: each route's medians, its ratios to the
+// baseline and, for farm routes, the targets; in a run of tuning steps, each
+// step's gain over the step before.
+func (res *workloadResult) markdown() string {
+	if res.steps != nil {
+		return stepsMarkdown(res.steps)
+	}
+	var b strings.Builder
+	base := &routeResult{}
+	for _, r := range res.routes {
+		if r.baseline {
+			base = r
+		}
+	}
+	b.WriteString("| Path | Requests/s | p50 | p99 | Req/s vs proxy | p99 vs proxy | Targets | Against the farm row above | CPU/request: hop, pool, client | Req/s by round | Other work |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---|---:|---|---|---:|\n")
+	var previous *routeResult
+	for _, r := range res.routes {
+		if r.failure != "" {
+			fmt.Fprintf(&b, "| %s | failed: %s | | | | | MISS | | | | |\n", r.name, r.failure)
+			continue
+		}
+		if len(r.samples) == 0 {
+			continue
+		}
+		c := compare(r, base)
+		targets, gain := "", ""
+		if r.farm {
+			targets = "MISS"
+			if c.meetsTargets() {
+				targets = "PASS"
+			}
+			if previous != nil {
+				// Paired by round, as the ratios to the baseline are.
+				rps := pairedRatio(r, previous, func(s sample) float64 { return s.requestsPerSecond })
+				cpu := pairedRatio(r, previous, func(s sample) float64 { return float64(s.frontCPU) })
+				gain = fmt.Sprintf("%+.0f %% req/s, %+.0f %% hop CPU", (rps-1)*100, (cpu-1)*100)
+			}
+			previous = r
+		}
+		hop := "none"
+		if r.hop {
+			hop = micros(c.frontCPU)
+		}
+		var rounds []string
+		for _, s := range r.samples {
+			rounds = append(rounds, fmt.Sprintf("%.0f", s.requestsPerSecond))
+		}
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %.2fx | %.2fx | %s | %s | %s, %s, %s | %s | %.2f cores |\n",
+			r.name, c.requestsPerSecond, millis(c.p50), millis(c.p99), c.throughputRatio, c.p99Ratio, targets, gain,
+			hop, micros(c.poolCPU), micros(c.clientCPU), strings.Join(rounds, ", "), c.otherCores)
+	}
+	return b.String()
+}
+
+// shownArgs are Envoy's arguments with the bootstrap named by its file only:
+// the work directory is gone after the run.
+func shownArgs(args []string) []string {
+	out := slices.Clone(args)
+	for i := 1; i < len(out); i++ {
+		if out[i-1] == "--config-path" {
+			out[i] = filepath.Base(out[i])
+		}
+	}
+	return out
+}
+
+func millis(d time.Duration) string {
+	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+}
+func micros(d time.Duration) string {
+	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+}
+
+// machine describes the host the benchmark ran on.
+func machine() string {
+	model := ""
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = " (" + strings.TrimSpace(v) + ")"
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%d CPUs%s, %s/%s, shared with other work", runtime.NumCPU(), model, runtime.GOOS, runtime.GOARCH)
+}

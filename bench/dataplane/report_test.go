@@ -1,0 +1,90 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMedian(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []float64
+		want float64
+	}{
+		{"no values give zero", nil, 0},
+		{"an odd count gives the middle value", []float64{9, 1, 5}, 5},
+		{"an even count gives the mean of the two middle values", []float64{4, 1, 3, 2}, 2.5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := median(tt.in); got != tt.want {
+				t.Errorf("median(%v) = %g, want %g", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func rps(p99ms int, values ...float64) *routeResult {
+	r := &routeResult{}
+	for _, v := range values {
+		r.samples = append(r.samples, sample{requestsPerSecond: v, p99: time.Duration(p99ms) * time.Millisecond, frontCPU: 50 * time.Microsecond})
+	}
+	return r
+}
+
+func TestCompare(t *testing.T) {
+	tests := []struct {
+		name         string
+		route, base  *routeResult
+		throughput   float64
+		p99          float64
+		meetsTargets bool
+	}{
+		{"ratios are taken within each round, then the median over the rounds",
+			// Round ratios 0.9, 0.85, 0.8: the machine was twice as busy in round 2, for both.
+			rps(10, 9000, 4250, 8000), rps(10, 10000, 5000, 10000), 0.85, 1, true},
+		{"a farm path under 0.8x of the proxy misses the targets",
+			rps(10, 7000, 7000, 7000), rps(10, 10000, 10000, 10000), 0.7, 1, false},
+		{"a farm path whose p99 is over 1.3x the proxy's misses the targets",
+			rps(14, 10000, 10000, 10000), rps(10, 10000, 10000, 10000), 1, 1.4, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := compare(tt.route, tt.base)
+			if d := c.throughputRatio - tt.throughput; d > 1e-9 || d < -1e-9 {
+				t.Errorf("throughput ratio %g, want %g", c.throughputRatio, tt.throughput)
+			}
+			if d := c.p99Ratio - tt.p99; d > 1e-9 || d < -1e-9 {
+				t.Errorf("p99 ratio %g, want %g", c.p99Ratio, tt.p99)
+			}
+			if c.meetsTargets() != tt.meetsTargets {
+				t.Errorf("meets targets: %v, want %v", c.meetsTargets(), tt.meetsTargets)
+			}
+		})
+	}
+}
+
+func TestWorkloadMarkdown(t *testing.T) {
+	base := rps(10, 10000, 10000)
+	base.name, base.baseline, base.hop = "proxy", true, true
+	farm := rps(10, 9000, 9000)
+	farm.name, farm.farm, farm.hop = "farm", true, true
+	step := rps(10, 9900, 9900)
+	step.name, step.farm, step.hop = "farm, + no-request-id", true, true
+	broken := &routeResult{name: "farm, + upstream-h2", farm: true, failure: "wrong answers: 3 status errors"}
+	bare := rps(5, 20000, 20000)
+	bare.name = "bare"
+	out := (&workloadResult{w: headline, routes: []*routeResult{bare, base, farm, step, broken}}).markdown()
+	for _, want := range []string{
+		"| bare | 20000 |", "| 2.00x | 0.50x |  |  | none,",
+		"| proxy | 10000 |", "| 1.00x | 1.00x |  |  |",
+		"| farm | 9000 |", "| 0.90x | 1.00x | PASS |  |",
+		"| farm, + no-request-id | 9900 |", "| 0.99x | 1.00x | PASS | +10 % req/s, +0 % hop CPU |",
+		"| farm, + upstream-h2 | failed: wrong answers: 3 status errors |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+}

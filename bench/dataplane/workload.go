@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// file is one file a workload asks for, and its share of the requests.
+type file struct {
+	path   string // URL path, also the file's place under the content root
+	size   int
+	weight int // requests per 100
+}
+
+// workload is a set of files and how often each is requested; every request
+// is a keep-alive GET.
+type workload struct {
+	name  string // for -workloads
+	title string
+	files []file
+}
+
+const kib = 1024
+
+// headline is the IIS 6.0 scalability figure: a 15 KB static file over
+// keep-alive connections.
+var headline = workload{
+	name:  "static-15k",
+	title: "IIS 6 headline: one 15 KB file, keep-alive",
+	files: []file{{path: "/iis6/15kb.html", size: 15 * kib, weight: 100}},
+}
+
+// webBench is the WebBench static mix as the Netfinity/IIS study describes
+// it: nine files from 512 B to 128 KB, 4 KB the most requested, 92 % of the
+// requests for files under 32 KB. The study gives no exact sizes or weights:
+// the sizes here are the nine powers of two in that range and the weights are
+// ours, chosen to meet those three facts.
+var webBench = workload{
+	name:  "webbench",
+	title: "WebBench static mix: nine files, 512 B - 128 KB, weighted",
+	files: []file{
+		{path: "/webbench/512b.html", size: 512, weight: 6},
+		{path: "/webbench/1kb.html", size: 1 * kib, weight: 12},
+		{path: "/webbench/2kb.html", size: 2 * kib, weight: 16},
+		{path: "/webbench/4kb.html", size: 4 * kib, weight: 28},
+		{path: "/webbench/8kb.html", size: 8 * kib, weight: 18},
+		{path: "/webbench/16kb.html", size: 16 * kib, weight: 12},
+		{path: "/webbench/32kb.html", size: 32 * kib, weight: 5},
+		{path: "/webbench/64kb.html", size: 64 * kib, weight: 2},
+		{path: "/webbench/128kb.html", size: 128 * kib, weight: 1},
+	},
+}
+
+var workloads = []workload{headline, webBench}
+
+// meanSize is the average response body in bytes.
+func (w workload) meanSize() float64 {
+	var bytes, weights float64
+	for _, f := range w.files {
+		bytes += float64(f.size * f.weight)
+		weights += float64(f.weight)
+	}
+	return bytes / weights
+}
+
+// sequence lists the paths in the order the client requests them: each file
+// as often as its weight says, spread out by smooth weighted round robin (the
+// order nginx uses for weighted upstreams), so that any stretch of the run
+// sees the mix, not runs of one file. Deterministic.
+func (w workload) sequence() []string {
+	total := 0
+	for _, f := range w.files {
+		total += f.weight
+	}
+	current := make([]int, len(w.files))
+	out := make([]string, 0, total)
+	for range total {
+		best := 0
+		for i, f := range w.files {
+			current[i] += f.weight
+			if current[i] > current[best] {
+				best = i
+			}
+		}
+		current[best] -= total
+		out = append(out, w.files[best].path)
+	}
+	return out
+}
+
+// content is a file's body: printable, deterministic, and different for every
+// file, so that a wrong file is noticed by the check before the load.
+func content(f file) []byte {
+	line := fmt.Sprintf("%s %d bytes of benchmark content\n", f.path, f.size)
+	return []byte(strings.Repeat(line, f.size/len(line)+1)[:f.size])
+}
+
+// writeContent writes the files of every workload under root, readable by
+// nginx workers that run as another user.
+func writeContent(root string, ws []workload) error {
+	for _, w := range ws {
+		for _, f := range w.files {
+			p := filepath.Join(root, filepath.FromSlash(f.path))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, content(f), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// wrkScript is the client's Lua script: it walks the workload's sequence
+// (requests formatted once, up front) and prints the results as one JSON line
+// after the run. A one-file workload keeps wrk's own prebuilt request.
+func wrkScript(w workload) string {
+	var b strings.Builder
+	seq := w.sequence()
+	if len(w.files) > 1 {
+		b.WriteString("local paths = {\n")
+		for _, p := range seq {
+			fmt.Fprintf(&b, "  %q,\n", p)
+		}
+		b.WriteString(`}
+local requests = {}
+local cursor = 0
+
+function init(args)
+  for i, p in ipairs(paths) do
+    requests[i] = wrk.format("GET", p)
+  end
+end
+
+function request()
+  cursor = cursor % #requests + 1
+  return requests[cursor]
+end
+`)
+	} else {
+		fmt.Fprintf(&b, "wrk.path = %q\n", seq[0])
+	}
+	b.WriteString(`
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('` + resultMarker + `{"requests":%d,"duration_us":%d,"bytes":%d,' ..
+    '"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},' ..
+    '"latency_us":{"p50":%d,"p90":%d,"p99":%d,"max":%d}}\n',
+    summary.requests, summary.duration, summary.bytes,
+    e.connect, e.read, e.write, e.status, e.timeout,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max))
+end
+`)
+	return b.String()
+}
+
+// resultMarker starts the line of wrk's output that holds the results.
+const resultMarker = "WEBFARM-RESULT "
