@@ -73,6 +73,7 @@ type FrontendStats struct {
 	mu        sync.Mutex
 	last      map[types.UID]map[string]envoystats.Pool // per frontend pod, per pool: the previous reading
 	pending   map[types.NamespacedName]int64           // rejections not yet in a pool's status
+	failing   map[types.UID]bool                       // frontends whose last reading failed
 }
 
 // NeedLeaderElection: only the leader counts into the pools' status.
@@ -82,6 +83,7 @@ func (s *FrontendStats) NeedLeaderElection() bool { return true }
 func (s *FrontendStats) Start(ctx context.Context) error {
 	s.last = map[types.UID]map[string]envoystats.Pool{}
 	s.pending = map[types.NamespacedName]int64{}
+	s.failing = map[types.UID]bool{}
 	s.collect(ctx)
 	tick := time.NewTicker(s.Interval)
 	defer tick.Stop()
@@ -113,16 +115,22 @@ func (s *FrontendStats) collect(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	totals := map[types.NamespacedName]*poolTotals{}
-	seen := map[types.UID]bool{}
+	seen, listed := map[types.UID]bool{}, map[types.UID]bool{}
 	for _, pod := range pods.Items {
+		listed[pod.UID] = true
 		if pod.Status.PodIP == "" || pod.DeletionTimestamp != nil || !isReady(&pod) {
 			continue
 		}
 		now, err := s.read(ctx, pod.Status.PodIP)
 		if err != nil {
-			log.Info("reading a frontend's stats", "pod", pod.Namespace+"/"+pod.Name, "error", err.Error())
+			// Logged when a frontend starts failing, not at every reading.
+			if !s.failing[pod.UID] {
+				log.Info("reading a frontend's stats", "pod", pod.Namespace+"/"+pod.Name, "error", err.Error())
+			}
+			s.failing[pod.UID] = true
 			continue
 		}
+		delete(s.failing, pod.UID)
 		seen[pod.UID] = true
 		before, known := s.last[pod.UID]
 		countAll := !known && s.baselined
@@ -145,9 +153,16 @@ func (s *FrontendStats) collect(ctx context.Context) {
 	}
 	s.baselined = true
 	log.V(1).Info("read the frontends", "pods", len(seen), "pools", len(totals))
+	// Forget the frontends that are gone; one whose reading failed keeps its
+	// previous reading, so that its next one counts only what is new.
 	for uid := range s.last {
-		if !seen[uid] {
+		if !listed[uid] {
 			delete(s.last, uid)
+		}
+	}
+	for uid := range s.failing {
+		if !listed[uid] {
+			delete(s.failing, uid)
 		}
 	}
 	for key, t := range totals {
