@@ -330,7 +330,7 @@ func farmFrontend(farm model.Farm, pool model.Pool, settings []setting, layout p
 	if err != nil {
 		return nil, err
 	}
-	b, err := StaticBootstrap(farm, routing)
+	b, err := envoy.StaticBootstrap(farm, routing)
 	if err != nil {
 		return nil, err
 	}

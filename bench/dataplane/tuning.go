@@ -17,6 +17,8 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"webfarm.dev/operator/internal/render/envoy"
 )
 
 // frontend is what a farm-path variant runs: the bootstrap, Envoy's extra
@@ -186,7 +188,7 @@ func onHCM(edit func(*hcmv3.HttpConnectionManager, string) error) func(*frontend
 			return err
 		}
 		var editErr error
-		if err := editHCM(l, func(h *hcmv3.HttpConnectionManager) { editErr = edit(h, value) }); err != nil {
+		if err := envoy.EditHCM(l, func(h *hcmv3.HttpConnectionManager) { editErr = edit(h, value) }); err != nil {
 			return err
 		}
 		return editErr

@@ -6,11 +6,6 @@ import (
 	"testing"
 	"time"
 
-	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
-	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
-	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
-	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
-	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -175,49 +170,14 @@ func toMessages[T proto.Message](in []T) []proto.Message {
 	return out
 }
 
-// staticBootstrap is the farm's bootstrap with the routing delivered
-// statically (routes inlined, endpoints in the clusters), so that the real
-// Envoy validates exactly what the operator would send over xDS.
+// staticBootstrap is StaticBootstrap as the JSON the real Envoy validates.
 func staticBootstrap(t *testing.T, f model.Farm, r Routing) []byte {
 	t.Helper()
-	raw, err := Bootstrap(f)
+	b, err := StaticBootstrap(f, r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b bootstrapv3.Bootstrap
-	if err := protojson.Unmarshal(raw, &b); err != nil {
-		t.Fatal(err)
-	}
-	b.DynamicResources = nil
-	for _, l := range r.Listeners {
-		l = proto.Clone(l).(*listenerv3.Listener)
-		if l.Name != ListenerName {
-			b.StaticResources.Listeners = append(b.StaticResources.Listeners, l)
-			continue
-		}
-		filter := l.FilterChains[0].Filters[0]
-		var hcm hcmv3.HttpConnectionManager
-		if err := filter.GetTypedConfig().UnmarshalTo(&hcm); err != nil {
-			t.Fatal(err)
-		}
-		hcm.RouteSpecifier = &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: r.Routes[0]}
-		filter.ConfigType = &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(&hcm)}
-		b.StaticResources.Listeners = append(b.StaticResources.Listeners, l)
-	}
-	endpoints := map[string]*endpointv3.ClusterLoadAssignment{}
-	for _, e := range r.Endpoints {
-		endpoints[e.ClusterName] = e
-	}
-	for _, c := range r.Clusters {
-		c = proto.Clone(c).(*clusterv3.Cluster)
-		if c.GetEdsClusterConfig() != nil {
-			c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC}
-			c.EdsClusterConfig = nil
-			c.LoadAssignment = endpoints[c.Name]
-		}
-		b.StaticResources.Clusters = append(b.StaticResources.Clusters, c)
-	}
-	out, err := marshal(&b)
+	out, err := marshal(b)
 	if err != nil {
 		t.Fatal(err)
 	}
