@@ -90,9 +90,8 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 	}
 	if stopped == nil {
 		cpuWasOver := meta.IsStatusConditionTrue(pool.Status.Conditions, v1.ConditionCPULimitExceeded)
-		if stopped = applyCPULimit(pool, m, r.CPU); stopped != nil {
-			pool.Status.Phase = v1.PoolStopped
-			poolStopped.WithLabelValues(pool.Namespace, pool.Name).Set(1)
+		if v := applyCPULimit(pool, m, r.CPU); v != nil {
+			stopped = stopPool(pool, *v)
 		}
 		if c := meta.FindStatusCondition(pool.Status.Conditions, v1.ConditionCPULimitExceeded); !cpuWasOver && c != nil && c.Status == metav1.ConditionTrue {
 			r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, v1.ReasonCPULimitExceeded, "CPULimit", "%s", c.Message)

@@ -118,7 +118,7 @@ func (s *FrontendStats) collect(ctx context.Context) {
 	seen, listed := map[types.UID]bool{}, map[types.UID]bool{}
 	for _, pod := range pods.Items {
 		listed[pod.UID] = true
-		if pod.Status.PodIP == "" || pod.DeletionTimestamp != nil || !isReady(&pod) {
+		if pod.Status.PodIP == "" || pod.DeletionTimestamp != nil || !health.PodReady(&pod) {
 			continue
 		}
 		now, err := s.read(ctx, pod.Status.PodIP)
@@ -248,13 +248,4 @@ func (s *FrontendStats) recordRejections(ctx context.Context, key types.Namespac
 	pool.Status.Queue.Rejected += n
 	pool.Status.Queue.LastRejectionTime = &metav1.Time{Time: time.Now().Truncate(time.Second)}
 	return s.Client.Status().Patch(ctx, &pool, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-}
-
-func isReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -71,6 +72,7 @@ func applyRapidFail(pool *v1.AppPool, rf model.RapidFail, failures *health.Log, 
 		pool.Status.Phase = v1.PoolPending
 	}
 	if !stopped {
+		meta.RemoveStatusCondition(&pool.Status.Conditions, v1.ConditionStopped)
 		pool.Status.RecentFailures = int32(len(recent))
 		if len(recent) > 0 {
 			last := recent[len(recent)-1]
@@ -80,20 +82,29 @@ func applyRapidFail(pool *v1.AppPool, rf model.RapidFail, failures *health.Log, 
 		return nil
 	}
 	if pool.Status.Phase == v1.PoolStopped {
-		// Stopped earlier, perhaps by the CPU monitor: it stays stopped as it was.
-		if c := meta.FindStatusCondition(pool.Status.Conditions, v1.ConditionReady); c != nil && c.Reason != v1.ReasonRapidFailProtection {
-			poolStopped.WithLabelValues(pool.Namespace, pool.Name).Set(1)
-			return &verdict{Reason: c.Reason, Message: c.Message}
+		// Stopped earlier (by this protection or the CPU monitor): it stays
+		// stopped as its Stopped condition says.
+		if c := meta.FindStatusCondition(pool.Status.Conditions, v1.ConditionStopped); c != nil && c.Status == metav1.ConditionTrue {
+			return stopPool(pool, verdict{Reason: c.Reason, Message: c.Message})
 		}
 	} else {
 		pool.Status.RecentFailures = int32(len(recent))
 	}
-	pool.Status.Phase = v1.PoolStopped
-	poolStopped.WithLabelValues(pool.Namespace, pool.Name).Set(1)
-	return &verdict{Reason: v1.ReasonRapidFailProtection, Message: fmt.Sprintf(
+	return stopPool(pool, verdict{Reason: v1.ReasonRapidFailProtection, Message: fmt.Sprintf(
 		"stopped after %d worker failures within %s (last: %s); the frontend answers its routes with 503 until a restart: "+
 			"kubectl annotate apppool %s %s=\"$(date +%%s)\" --overwrite",
-		pool.Status.RecentFailures, rf.Interval, orNone(pool.Status.LastFailure), pool.Name, v1.RestartAnnotation)}
+		pool.Status.RecentFailures, rf.Interval, orNone(pool.Status.LastFailure), pool.Name, v1.RestartAnnotation)})
+}
+
+// stopPool records that health monitoring stops the pool, for the reason the
+// verdict gives: phase Stopped, the Stopped condition (which keeps the reason
+// across reconciles, whatever the Ready condition says meanwhile), the metric.
+func stopPool(pool *v1.AppPool, v verdict) *verdict {
+	pool.Status.Phase = v1.PoolStopped
+	setCondition(&pool.Status.Conditions, metav1.Condition{Type: v1.ConditionStopped, Status: metav1.ConditionTrue,
+		Reason: v.Reason, Message: v.Message, ObservedGeneration: pool.Generation})
+	poolStopped.WithLabelValues(pool.Namespace, pool.Name).Set(1)
+	return &v
 }
 
 // orPool names who failed: a worker pod, or the pool as a whole (a burst of 5xx).

@@ -9,6 +9,7 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
@@ -134,6 +135,13 @@ func TestRapidFailProtectionStopsAPoolUntilItIsRestarted(t *testing.T) {
 		start := time.Now()
 		setWorkerStatus(t, pod, 3)
 		testutil.Eventually(t, timeout, poolState(v1.PoolStopped, 0, v1.ReasonRapidFailProtection))
+		p := &v1.AppPool{}
+		if err := get(p, ns, "blog"); err != nil {
+			t.Fatal(err)
+		}
+		if c := meta.FindStatusCondition(p.Status.Conditions, v1.ConditionStopped); c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1.ReasonRapidFailProtection {
+			t.Errorf("Stopped condition %+v, want True with reason RapidFailProtection", c)
+		}
 		testutil.Eventually(t, timeout, func() error {
 			route, err := blogRoute(node)
 			if err != nil {
@@ -157,6 +165,12 @@ func TestRapidFailProtectionStopsAPoolUntilItIsRestarted(t *testing.T) {
 		testutil.Eventually(t, timeout, func() error {
 			if err := poolState(v1.PoolPending, 2, v1.ReasonProgressing)(); err != nil {
 				return err
+			}
+			if err := get(p, ns, "blog"); err != nil {
+				return err
+			}
+			if meta.FindStatusCondition(p.Status.Conditions, v1.ConditionStopped) != nil {
+				return fmt.Errorf("the restarted pool still has a Stopped condition")
 			}
 			route, err := blogRoute(node)
 			if err != nil {

@@ -9,6 +9,10 @@ const (
 	// ConditionDegraded is True when the object serves, but with less than was asked
 	// (some replicas missing, a pool of the farm not ready).
 	ConditionDegraded = "Degraded"
+	// ConditionStopped is True while health monitoring (rapid-fail protection
+	// or the CPU monitor) keeps an AppPool stopped; its reason and message say
+	// which and why, until the pool is restarted.
+	ConditionStopped = "Stopped"
 	// ConditionCPULimitExceeded is True while an AppPool with a cpuLimit has
 	// been over it for the limit's interval (IIS CPU monitoring).
 	ConditionCPULimitExceeded = "CPULimitExceeded"

@@ -36,7 +36,7 @@ func PodFailures(old, updated *corev1.Pod, at time.Time) []Failure {
 			out = append(out, Failure{At: at, Pod: updated.Name, Reason: exitReason(c)})
 		}
 	}
-	if len(out) == 0 && podReady(old) && !podReady(updated) && allRunning(updated) {
+	if len(out) == 0 && PodReady(old) && !PodReady(updated) && allRunning(updated) {
 		out = append(out, Failure{At: at, Pod: updated.Name, Reason: "health check failing"})
 	}
 	return out
@@ -74,7 +74,8 @@ func exitReason(c corev1.ContainerStatus) string {
 	return fmt.Sprintf("container %s exited with code %d", c.Name, t.ExitCode)
 }
 
-func podReady(p *corev1.Pod) bool {
+// PodReady is the pod's Ready condition.
+func PodReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue
