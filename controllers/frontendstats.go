@@ -30,6 +30,10 @@ var (
 		Name: "webfarm_pool_queue_rejected_total",
 		Help: "Requests the frontends answered 503 because the pool's queue was full.",
 	}, []string{"namespace", "pool"})
+	queueTimedOut = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "webfarm_pool_queue_timeouts_total",
+		Help: "Requests the frontends answered 503 because they waited longer than the pool's queue timeout.",
+	}, []string{"namespace", "pool"})
 	poolRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "webfarm_pool_requests_total",
 		Help: "Requests the frontends sent to the pool's workers.",
@@ -49,7 +53,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(queueRejected, poolRequests, pool5xx, poolWaiting, poolActive)
+	metrics.Registry.MustRegister(queueRejected, queueTimedOut, poolRequests, pool5xx, poolWaiting, poolActive)
 }
 
 // FrontendStats reads every farm's Envoy frontends every Interval and turns
@@ -72,7 +76,7 @@ type FrontendStats struct {
 	baselined bool
 	mu        sync.Mutex
 	last      map[types.UID]map[string]envoystats.Pool // per frontend pod, per pool: the previous reading
-	pending   map[types.NamespacedName]int64           // rejections not yet in a pool's status
+	pending   map[types.NamespacedName]queueRefusals   // refusals not yet in a pool's status
 	failing   map[types.UID]bool                       // frontends whose last reading failed
 }
 
@@ -82,7 +86,7 @@ func (s *FrontendStats) NeedLeaderElection() bool { return true }
 // Start reads the frontends until ctx ends.
 func (s *FrontendStats) Start(ctx context.Context) error {
 	s.last = map[types.UID]map[string]envoystats.Pool{}
-	s.pending = map[types.NamespacedName]int64{}
+	s.pending = map[types.NamespacedName]queueRefusals{}
 	s.failing = map[types.UID]bool{}
 	s.collect(ctx)
 	tick := time.NewTicker(s.Interval)
@@ -99,9 +103,12 @@ func (s *FrontendStats) Start(ctx context.Context) error {
 
 // poolTotals are one pool's figures summed over its farms' frontends.
 type poolTotals struct {
-	rejected, requests, responses5xx uint64 // growth since the last reading
-	waiting, active                  uint64
+	rejected, timedOut, requests, responses5xx uint64 // growth since the last reading
+	waiting, active                            uint64
 }
+
+// queueRefusals are the requests a pool's queue refused: full, or waited too long.
+type queueRefusals struct{ rejected, timedOut int64 }
 
 func (s *FrontendStats) collect(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx).WithName("frontend-stats")
@@ -143,6 +150,7 @@ func (s *FrontendStats) collect(ctx context.Context) {
 			}
 			if prev, ok := before[pool]; ok || countAll {
 				t.rejected += envoystats.Delta(prev.QueueRejected, p.QueueRejected)
+				t.timedOut += envoystats.Delta(prev.QueueTimedOut, p.QueueTimedOut)
 				t.requests += envoystats.Delta(prev.Requests, p.Requests)
 				t.responses5xx += envoystats.Delta(prev.Responses5xx, p.Responses5xx)
 			}
@@ -167,11 +175,15 @@ func (s *FrontendStats) collect(ctx context.Context) {
 	}
 	for key, t := range totals {
 		queueRejected.WithLabelValues(key.Namespace, key.Name).Add(float64(t.rejected))
+		queueTimedOut.WithLabelValues(key.Namespace, key.Name).Add(float64(t.timedOut))
 		poolRequests.WithLabelValues(key.Namespace, key.Name).Add(float64(t.requests))
 		pool5xx.WithLabelValues(key.Namespace, key.Name).Add(float64(t.responses5xx))
 		poolWaiting.WithLabelValues(key.Namespace, key.Name).Set(float64(t.waiting))
 		poolActive.WithLabelValues(key.Namespace, key.Name).Set(float64(t.active))
-		s.pending[key] += int64(t.rejected)
+		pending := s.pending[key]
+		pending.rejected += int64(t.rejected)
+		pending.timedOut += int64(t.timedOut)
+		s.pending[key] = pending
 		if f, ok := errorBurst(t, s.Interval, time.Now()); ok && s.Failures != nil {
 			log.Info("a burst of 5xx counts as a worker failure", "pool", key.String(), "failure", f.Reason)
 			s.Failures.Add(key.String(), f)
@@ -180,11 +192,11 @@ func (s *FrontendStats) collect(ctx context.Context) {
 		}
 	}
 	for key, n := range s.pending {
-		if n == 0 {
+		if n == (queueRefusals{}) {
 			delete(s.pending, key)
 			continue
 		}
-		if err := s.recordRejections(ctx, key, n); err != nil {
+		if err := s.recordRefusals(ctx, key, n); err != nil {
 			log.Info("recording rejections in a pool's status; retrying at the next reading", "pool", key.String(), "error", err.Error())
 			continue
 		}
@@ -194,13 +206,15 @@ func (s *FrontendStats) collect(ctx context.Context) {
 
 // Bursts of 5xx responses from a pool's workers count as one worker failure
 // per reading: at least burstMinimum of them, and at least half of what the
-// pool answered. The frontend's own 503s for a full queue are not the
-// workers' (Envoy counts them among the cluster's 5xx too).
+// pool answered. Refusals by the queue are not failures: the frontend's own
+// 503s for a full queue, and the workers' refusals of requests that waited
+// too long (Envoy counts both among the cluster's 5xx).
 const burstMinimum = 10
 
 func errorBurst(t *poolTotals, interval time.Duration, now time.Time) (health.Failure, bool) {
-	fromWorkers := t.responses5xx - min(t.responses5xx, t.rejected)
-	answered := t.requests - min(t.requests, t.rejected)
+	refused := t.rejected + t.timedOut
+	fromWorkers := t.responses5xx - min(t.responses5xx, refused)
+	answered := t.requests - min(t.requests, refused)
 	if fromWorkers < burstMinimum || 2*fromWorkers < answered {
 		return health.Failure{}, false
 	}
@@ -237,15 +251,16 @@ func (s *FrontendStats) read(ctx context.Context, ip string) (map[string]envoyst
 	return envoystats.Parse(resp.Body)
 }
 
-// recordRejections adds n rejections to a pool's status.queue, guarded by
-// the pool's resourceVersion so that a stale read never lowers the count.
-func (s *FrontendStats) recordRejections(ctx context.Context, key types.NamespacedName, n int64) error {
+// recordRefusals adds a pool's queue refusals to its status.queue, guarded by
+// the pool's resourceVersion so that a stale read never lowers a count.
+func (s *FrontendStats) recordRefusals(ctx context.Context, key types.NamespacedName, n queueRefusals) error {
 	var pool v1.AppPool
 	if err := s.Client.Get(ctx, key, &pool); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	before := pool.DeepCopy()
-	pool.Status.Queue.Rejected += n
+	pool.Status.Queue.Rejected += n.rejected
+	pool.Status.Queue.TimedOut += n.timedOut
 	pool.Status.Queue.LastRejectionTime = &metav1.Time{Time: time.Now().Truncate(time.Second)}
 	return s.Client.Status().Patch(ctx, &pool, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 }

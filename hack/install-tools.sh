@@ -91,6 +91,8 @@ go_install() {
 
 install_nginx() {
   command -v nginx >/dev/null 2>&1 || apt_install nginx-light
+  # njs: a pool's queue timeout is a script (the config check loads it).
+  [ -e /usr/lib/nginx/modules/ngx_http_js_module.so ] || apt_install libnginx-mod-http-js
   local v; v="$(nginx -v 2>&1)"
   case "$v" in *"nginx/$NGINX_SERIES."*) ;; *) log "warning: expected nginx $NGINX_SERIES.x, found: $v" ;; esac
   link nginx "$(command -v nginx)"

@@ -484,7 +484,15 @@ type QueueStatus struct {
 	// +optional
 	Rejected int64 `json:"rejected,omitempty"`
 
-	// LastRejectionTime is when the operator last saw a rejection.
+	// TimedOut counts the requests answered 503 because they waited longer
+	// than queue.timeout, as the operator read them from the frontends'
+	// counters.
+	//
+	// +optional
+	TimedOut int64 `json:"timedOut,omitempty"`
+
+	// LastRejectionTime is when the operator last saw a request refused,
+	// for a full queue or a timeout.
 	//
 	// +optional
 	LastRejectionTime *metav1.Time `json:"lastRejectionTime,omitempty"`
@@ -571,6 +579,7 @@ type AppPoolStatus struct {
 // +kubebuilder:printcolumn:name="Req/s",type=string,JSONPath=`.status.capacity.requestsPerSecond`
 // +kubebuilder:printcolumn:name="Mcycles/Req",type=string,JSONPath=`.status.capacity.megacyclesPerRequest`
 // +kubebuilder:printcolumn:name="Rejected",type=integer,JSONPath=`.status.queue.rejected`,priority=1
+// +kubebuilder:printcolumn:name="Timed Out",type=integer,JSONPath=`.status.queue.timedOut`,priority=1
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 50",message="an AppPool name may be at most 50 characters (its children add a suffix)"

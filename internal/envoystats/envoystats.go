@@ -1,17 +1,21 @@
 // Package envoystats reads what the operator needs from an Envoy frontend's
-// Prometheus page: per pool cluster, the requests refused by a full queue,
-// the requests waiting and in progress, and the 5xx responses. Pure.
+// Prometheus page: per pool cluster, the requests refused by a full queue or
+// a queue timeout, the requests waiting and in progress, and the 5xx
+// responses. Pure.
 package envoystats
 
 import (
 	"fmt"
 	"io"
 	"net/url"
+	"strconv"
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	opmodel "webfarm.dev/operator/internal/model"
 )
 
 // PoolPrefix is how the frontend names a pool's cluster ("pool/<name>").
@@ -20,13 +24,19 @@ const PoolPrefix = "pool/"
 // Query is the query string that keeps Envoy's page to the pool clusters'
 // figures (the admin endpoint's filter is a regular expression on stat names).
 var Query = url.Values{"filter": {
-	`^cluster\.pool/.*\.(upstream_rq_pending_overflow|upstream_rq_pending_active|upstream_rq_active|upstream_rq_5xx|upstream_rq_total)$`,
+	`^cluster\.pool/.*\.(upstream_rq_pending_overflow|upstream_rq_pending_active|upstream_rq_active|upstream_rq_5xx|upstream_rq_total|upstream_rq_` +
+		queueTimeoutCode + `)$`,
 }}.Encode()
+
+// queueTimeoutCode is the status a worker answers for a request that waited
+// past the queue timeout (the client gets 503 from the frontend).
+var queueTimeoutCode = strconv.Itoa(opmodel.QueueTimeoutStatus)
 
 // Pool is one frontend's figures for one pool. Counters only grow while the
 // Envoy runs; gauges are the current value.
 type Pool struct {
 	QueueRejected uint64 // counter: 503s because the queue was full
+	QueueTimedOut uint64 // counter: 503s because a request waited past the queue timeout
 	Responses5xx  uint64 // counter: 5xx answers from the pool's workers
 	Requests      uint64 // counter: requests sent to the pool's workers
 	Waiting       uint64 // gauge: requests in the queue
@@ -57,6 +67,7 @@ func Parse(r io.Reader) (map[string]Pool, error) {
 		}
 	}
 	read("envoy_cluster_upstream_rq_pending_overflow", func(p *Pool, v uint64) { p.QueueRejected = v })
+	read("envoy_cluster_upstream_rq", func(p *Pool, v uint64) { p.QueueTimedOut = v }, "envoy_response_code", queueTimeoutCode)
 	read("envoy_cluster_upstream_rq_xx", func(p *Pool, v uint64) { p.Responses5xx = v }, "envoy_response_code_class", "5")
 	read("envoy_cluster_upstream_rq_total", func(p *Pool, v uint64) { p.Requests = v })
 	read("envoy_cluster_upstream_rq_pending_active", func(p *Pool, v uint64) { p.Waiting = v })

@@ -13,9 +13,14 @@ envoy_cluster_upstream_rq_pending_overflow{envoy_cluster_name="cache/static"} 3
 envoy_cluster_upstream_rq_total{envoy_cluster_name="pool/slow"} 30
 envoy_cluster_upstream_rq_total{envoy_cluster_name="pool/www"} 1000
 envoy_cluster_upstream_rq_total{envoy_cluster_name="xds"} 7
+# TYPE envoy_cluster_upstream_rq counter
+envoy_cluster_upstream_rq{envoy_response_code="200",envoy_cluster_name="pool/slow"} 13
+envoy_cluster_upstream_rq{envoy_response_code="599",envoy_cluster_name="pool/slow"} 3
+envoy_cluster_upstream_rq{envoy_response_code="599",envoy_cluster_name="cache/static"} 1
 # TYPE envoy_cluster_upstream_rq_xx counter
 envoy_cluster_upstream_rq_xx{envoy_response_code_class="2",envoy_cluster_name="pool/www"} 990
 envoy_cluster_upstream_rq_xx{envoy_response_code_class="5",envoy_cluster_name="pool/www"} 10
+envoy_cluster_upstream_rq_xx{envoy_response_code_class="5",envoy_cluster_name="pool/slow"} 17
 # TYPE envoy_cluster_upstream_rq_pending_active gauge
 envoy_cluster_upstream_rq_pending_active{envoy_cluster_name="pool/slow"} 10
 # TYPE envoy_cluster_upstream_rq_active gauge
@@ -28,7 +33,7 @@ func TestParseReadsEachPoolsFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]Pool{
-		"slow": {QueueRejected: 14, Requests: 30, Waiting: 10, Active: 6},
+		"slow": {QueueRejected: 14, QueueTimedOut: 3, Responses5xx: 17, Requests: 30, Waiting: 10, Active: 6},
 		"www":  {Requests: 1000, Responses5xx: 10},
 	}
 	if len(got) != len(want) {

@@ -13,6 +13,18 @@ import (
 // tier, and the cache tier's nginx routes on it.
 const PoolHeader = "X-Webfarm-Pool"
 
+// QueuedAtHeader carries when a request reached the frontend (milliseconds
+// since the epoch) to a pool with a queue timeout: the Envoy frontend sets it
+// (overwriting any a client sent), and the worker's nginx refuses a request
+// that waited too long.
+const QueuedAtHeader = "X-Webfarm-Queued-At"
+
+// QueueTimeoutStatus is the status a worker answers a request that waited
+// past its pool's queue timeout; the frontend answers the client 503 in its
+// place. Never sent to clients, so an application's own 503s stay apart in
+// the frontend's counters.
+const QueueTimeoutStatus = 599
+
 // Images are the container images the operator deploys; they come from the
 // operator's flags, never from a custom resource.
 type Images struct {

@@ -9,14 +9,22 @@ import (
 )
 
 // NginxCheck runs the real `nginx -t` on a config and fails the test with
-// nginx's own message when nginx rejects it.
-func NginxCheck(t *testing.T, config string) {
+// nginx's own message when nginx rejects it. Files the config loads (by
+// name, relative to nginx.conf) are written beside it.
+func NginxCheck(t *testing.T, config string, beside ...map[string]string) {
 	t.Helper()
 	nginx := Tool(t, "WEBFARM_NGINX", "nginx")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	for _, files := range beside {
+		for name, content := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	out, err := exec.Command(nginx, "-t", "-q", "-p", dir, "-e", "stderr", "-c", path).CombinedOutput()
 	if err != nil {

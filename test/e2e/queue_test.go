@@ -3,16 +3,17 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/test/e2e/framework"
 )
@@ -94,12 +95,7 @@ func TestABurstBeyondAPoolsQueueGets503AtOnce(t *testing.T) {
 
 	t.Run("no worker ever ran more than its concurrency", func(t *testing.T) {
 		for _, p := range cluster.Pods(t, ns, "app.kubernetes.io/instance=slow,app.kubernetes.io/component=pool") {
-			stats := cluster.Run(t, "exec", "-n", ns, p.Name, "-c", "app", "--", "curl", "-sS", "http://127.0.0.1:9000/stats")
-			m := regexp.MustCompile(`"maxInFlight":(\d+)`).FindStringSubmatch(stats)
-			if m == nil {
-				t.Fatalf("stats of %s: %s", p.Name, stats)
-			}
-			if n, _ := strconv.Atoi(m[1]); n > queuePerWorker {
+			if n := appStats(t, ns, p.Name).MaxInFlight; n > queuePerWorker {
 				t.Errorf("worker %s ran %d requests at once, want at most %d", p.Name, n, queuePerWorker)
 			}
 		}
@@ -138,6 +134,137 @@ func TestABurstBeyondAPoolsQueueGets503AtOnce(t *testing.T) {
 			return nil
 		})
 	})
+}
+
+// A pool with a queue timeout: one worker taking 2 requests at once, a queue
+// long enough for the whole burst, and a timeout of half a slow request.
+var queueTimeoutFarm = testAppPool("waits", 1, "maxConcurrentRequests: 2", "queue: {length: 20, timeout: 1s}") + `apiVersion: webfarm.dev/v1alpha1
+kind: WebFarm
+metadata: {name: timeout}
+spec:
+  sites:
+  - name: main
+    hosts: [queue.example]
+    routes: [{pathPrefix: /, appPool: waits}]
+  frontend:
+    replicas: 1
+    cpu: 100m
+`
+
+// A request that waited in the queue longer than queue.timeout is refused
+// with 503 when a worker takes it (IIS AspQueueTimeout), never reaching the
+// application, while the requests that were on time are served; Envoy and
+// the operator count each one apart from the application's own errors.
+func TestARequestThatWaitsLongerThanTheQueueTimeoutGets503(t *testing.T) {
+	const (
+		concurrency = 2
+		burstSize   = 14
+		timeout     = time.Second
+		slow        = 2 * time.Second
+	)
+	ns := cluster.Namespace(t)
+	cluster.Apply(t, ns, queueTimeoutFarm)
+	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/timeout", "apppool/waits")
+	url := cluster.ServiceURL(t, ns, "timeout-frontend")
+	framework.ExpectBody(t, time.Minute, url+"/", "app on waits-", "Host: queue.example")
+	burst(url, concurrency, 300*time.Millisecond) // open the worker's connections
+	workers := cluster.Pods(t, ns, "app.kubernetes.io/instance=waits,app.kubernetes.io/component=pool")
+	if len(workers) != 1 {
+		t.Fatalf("worker pods %v, want 1", workers)
+	}
+	before := appStats(t, ns, workers[0].Name)
+
+	results := burst(url, burstSize, slow)
+	var served, timedOut int
+	firstRefusal, lastRefusal := time.Hour, time.Duration(0)
+	for _, r := range results {
+		switch {
+		case r.err != nil:
+			t.Errorf("request failed: %v", r.err)
+		case r.status == http.StatusOK:
+			served++
+		case r.status == http.StatusServiceUnavailable:
+			timedOut++
+			firstRefusal, lastRefusal = min(firstRefusal, r.took), max(lastRefusal, r.took)
+			if r.body != envoy.QueueTimeoutBody || r.retryIn != "1" {
+				t.Errorf("503 with body %q and Retry-After %q, want %q and 1", r.body, r.retryIn, envoy.QueueTimeoutBody)
+			}
+			// Refused when the worker is free again: after the timeout,
+			// and without running the slow request.
+			if r.took < timeout || r.took > slow+time.Second {
+				t.Errorf("a refusal came after %s, want between the timeout (%s) and the first slow requests' end (%s) plus 1s", r.took, timeout, slow)
+			}
+		default:
+			t.Errorf("unexpected status %d: %q", r.status, r.body)
+		}
+	}
+	t.Logf("burst of %d slow requests on %d slots: %d served, %d refused after the queue timeout (answered after %s to %s)",
+		burstSize, concurrency, served, timedOut, firstRefusal.Round(time.Millisecond), lastRefusal.Round(time.Millisecond))
+	if served != concurrency || timedOut != burstSize-concurrency {
+		t.Errorf("served %d and refused %d, want %d (the worker's concurrency) and %d", served, timedOut, concurrency, burstSize-concurrency)
+	}
+	after := appStats(t, ns, workers[0].Name)
+	if got := after.Served - before.Served; got != concurrency {
+		t.Errorf("the application served %d requests of the burst, want %d: refused requests must not reach it", got, concurrency)
+	}
+
+	t.Run("Envoy counts the refusals by the workers' queue-timeout status", func(t *testing.T) {
+		frontends := cluster.Pods(t, ns, "app.kubernetes.io/instance=timeout,app.kubernetes.io/component=frontend")
+		if len(frontends) != 1 {
+			t.Fatalf("frontend pods %v, want 1", frontends)
+		}
+		stats := fmt.Sprintf("http://%s:%d%s", frontends[0].IP, envoy.StatusPort, envoy.MetricsPath)
+		framework.Eventually(t, 10*time.Second, func() error {
+			got, err := envoyCounter(stats, "envoy_cluster_upstream_rq",
+				fmt.Sprintf("envoy_response_code=%q", strconv.Itoa(model.QueueTimeoutStatus)), fmt.Sprintf("envoy_cluster_name=%q", envoy.PoolCluster("waits")))
+			if err != nil {
+				return err
+			}
+			if got != burstSize-concurrency {
+				return fmt.Errorf("queue-timeout responses %d, want %d", got, burstSize-concurrency)
+			}
+			return nil
+		})
+	})
+
+	t.Run("the operator counts them in the pool's status and metrics, not as worker failures", func(t *testing.T) {
+		framework.Eventually(t, 30*time.Second, func() error {
+			got := cluster.Run(t, "get", "apppool", "waits", "-n", ns, "-o", "jsonpath={.status.queue.timedOut}/{.status.queue.rejected}/{.status.phase}")
+			if want := fmt.Sprintf("%d//Running", burstSize-concurrency); strings.TrimSpace(got) != want {
+				return fmt.Errorf("status.queue timedOut/rejected/phase: %q, want %q", got, want)
+			}
+			return nil
+		})
+		cluster.EventuallyQuery(t, time.Minute, fmt.Sprintf(`webfarm_pool_queue_timeouts_total{namespace=%q,pool="waits"}`, ns), func(s []framework.Sample) error {
+			if len(s) != 1 || int(s[0].Value) != burstSize-concurrency {
+				return fmt.Errorf("webfarm_pool_queue_timeouts_total %v, want %d", s, burstSize-concurrency)
+			}
+			return nil
+		})
+		s, err := cluster.Query(fmt.Sprintf(`webfarm_pool_worker_failures_total{namespace=%q,pool="waits"} > 0`, ns))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s) != 0 {
+			t.Errorf("the refusals counted as worker failures: %v", s)
+		}
+	})
+}
+
+// testAppStats are the test application's own counts of one worker.
+type testAppStats struct {
+	InFlight, MaxInFlight, Served int
+}
+
+// appStats reads a pool worker's test application counts.
+func appStats(t *testing.T, ns, pod string) testAppStats {
+	t.Helper()
+	out := cluster.Run(t, "exec", "-n", ns, pod, "-c", "app", "--", "curl", "-sS", "http://127.0.0.1:9000/stats")
+	var s testAppStats
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("stats of %s: %q: %v", pod, out, err)
+	}
+	return s
 }
 
 // burst sends n GETs at once, each on its own connection, asking the test

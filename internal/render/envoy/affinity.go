@@ -48,10 +48,7 @@ func affinityFilters(a model.Affinity) []*hcmv3.HttpFilter {
 			Name: "envoy.filters.http.header_mutation",
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&headermutationv3.HeaderMutation{
 				Mutations: &headermutationv3.Mutations{RequestMutations: []*mutationrulesv3.HeaderMutation{{
-					Action: &mutationrulesv3.HeaderMutation_Append{Append: &corev3.HeaderValueOption{
-						Header:       &corev3.HeaderValue{Key: ClientNetworkHeader, Value: "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%"},
-						AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
-					}},
+					Action: &mutationrulesv3.HeaderMutation_Append{Append: setHeader(ClientNetworkHeader, "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%")},
 				}}},
 			})},
 		}}

@@ -2,14 +2,21 @@ package envoy
 
 import (
 	"math"
+	"strconv"
+
+	xdscorev3 "github.com/cncf/xds/go/xds/core/v3"
+	xdsmatcherv3 "github.com/cncf/xds/go/xds/type/matcher/v3"
 
 	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	customresponsev3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/custom_response/v3"
 	directresponsev3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/direct_response/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	localresponsepolicyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/custom_response/local_response_policy/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"webfarm.dev/operator/internal/model"
@@ -52,10 +59,11 @@ func share(limit, frontends int32) uint32 {
 // Bodies of the frontend's own 503s, so that a person reading one knows
 // which limit answered.
 const (
-	QueueFullBody   = "Service Unavailable: the application pool's request queue is full.\n"
-	PoolStoppedBody = "Service Unavailable: the application pool is stopped.\n"
-	NoWorkerBody    = "Service Unavailable: the application pool has no worker ready.\n"
-	retryAfterValue = "1"
+	QueueFullBody    = "Service Unavailable: the application pool's request queue is full.\n"
+	QueueTimeoutBody = "Service Unavailable: the request waited longer than the application pool's queue timeout.\n"
+	PoolStoppedBody  = "Service Unavailable: the application pool is stopped.\n"
+	NoWorkerBody     = "Service Unavailable: the application pool has no worker ready.\n"
+	retryAfterValue  = "1"
 )
 
 // localReplies rewrite the bodies of the 503s Envoy answers itself: a full
@@ -67,18 +75,63 @@ func localReplies() *hcmv3.LocalReplyConfig {
 			Filter: &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_ResponseFlagFilter{
 				ResponseFlagFilter: &accesslogv3.ResponseFlagFilter{Flags: []string{flag}},
 			}},
-			StatusCode: wrapperspb.UInt32(503),
-			Body:       &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: body}},
-			HeadersToAdd: []*corev3.HeaderValueOption{{
-				Header:       &corev3.HeaderValue{Key: "Retry-After", Value: retryAfterValue},
-				AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
-			}},
+			StatusCode:   wrapperspb.UInt32(503),
+			Body:         &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: body}},
+			HeadersToAdd: []*corev3.HeaderValueOption{setHeader("Retry-After", retryAfterValue)},
 		}
 	}
 	return &hcmv3.LocalReplyConfig{Mappers: []*hcmv3.ResponseMapper{
 		mapper("UO", QueueFullBody),
 		mapper("UH", NoWorkerBody),
 	}}
+}
+
+// queueTimeoutReplies answer the client 503 for a request its worker refused
+// because it waited past the pool's queue timeout (the worker's nginx checks
+// it when it takes the request, as IIS checks AspQueueTimeout when a request
+// leaves the queue). The workers answer a status of their own for it, so
+// that the frontend's counters keep these apart from the application's 503s.
+//
+// Envoy marks the custom response filter's API work in progress; it is the
+// only filter that turns an upstream status into a local reply without a
+// script.
+func queueTimeoutReplies() *hcmv3.HttpFilter {
+	return &hcmv3.HttpFilter{
+		Name: "envoy.filters.http.custom_response",
+		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&customresponsev3.CustomResponse{
+			CustomResponseMatcher: &xdsmatcherv3.Matcher{
+				MatcherType: &xdsmatcherv3.Matcher_MatcherList_{MatcherList: &xdsmatcherv3.Matcher_MatcherList{
+					Matchers: []*xdsmatcherv3.Matcher_MatcherList_FieldMatcher{{
+						Predicate: &xdsmatcherv3.Matcher_MatcherList_Predicate{
+							MatchType: &xdsmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
+								SinglePredicate: &xdsmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
+									Input: &xdscorev3.TypedExtensionConfig{
+										Name:        "status",
+										TypedConfig: mustAny(&matcherv3.HttpResponseStatusCodeMatchInput{}),
+									},
+									Matcher: &xdsmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{
+										ValueMatch: &xdsmatcherv3.StringMatcher{MatchPattern: &xdsmatcherv3.StringMatcher_Exact{
+											Exact: strconv.Itoa(model.QueueTimeoutStatus),
+										}},
+									},
+								},
+							},
+						},
+						OnMatch: &xdsmatcherv3.Matcher_OnMatch{OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{
+							Action: &xdscorev3.TypedExtensionConfig{
+								Name: "queue-timeout",
+								TypedConfig: mustAny(&localresponsepolicyv3.LocalResponsePolicy{
+									StatusCode:           wrapperspb.UInt32(503),
+									Body:                 &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: QueueTimeoutBody}},
+									ResponseHeadersToAdd: []*corev3.HeaderValueOption{setHeader("Retry-After", retryAfterValue)},
+								}),
+							},
+						}},
+					}},
+				}},
+			},
+		})},
+	}
 }
 
 // stoppedPoolRoute answers a stopped pool's route with 503 (HTTP.sys's answer

@@ -161,7 +161,7 @@ func farmListener(f model.Farm) *listenerv3.Listener {
 			IdleTimeout: durationpb.New(f.Frontend.ConnectionTimeout),
 		},
 		LocalReplyConfig: localReplies(),
-		HttpFilters: append(affinityFilters(f.Affinity), &hcmv3.HttpFilter{
+		HttpFilters: append(affinityFilters(f.Affinity), queueTimeoutReplies(), &hcmv3.HttpFilter{
 			Name:       "envoy.filters.http.router",
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
 		}),
@@ -194,7 +194,7 @@ func routeConfig(f model.Farm, pools map[string]model.Pool) *routev3.RouteConfig
 				}
 				continue
 			}
-			vh.Routes = append(vh.Routes, routes(r, f.Frontend.RequestTimeout, f.Affinity)...)
+			vh.Routes = append(vh.Routes, routes(r, f.Frontend.RequestTimeout, f.Affinity, pools[r.Pool].QueueTimeout > 0)...)
 		}
 		rc.VirtualHosts = append(rc.VirtualHosts, vh)
 	}
@@ -207,23 +207,24 @@ func routeConfig(f model.Farm, pools map[string]model.Pool) *routev3.RouteConfig
 // /logo.svg. GET and HEAD get a route of their own, which may also retry a
 // request whose worker dropped the connection (as nginx retries idempotent
 // requests on another upstream); other methods are retried only when the
-// request never went out.
-func routes(r model.Route, timeout time.Duration, affinity model.Affinity) []*routev3.Route {
-	idempotent := route(r, timeout, affinity, retryOn+",reset")
+// request never went out. Requests to a pool with a queue timeout carry the
+// time they arrived, which its workers check.
+func routes(r model.Route, timeout time.Duration, affinity model.Affinity, stampArrival bool) []*routev3.Route {
+	idempotent := route(r, timeout, affinity, retryOn+",reset", stampArrival)
 	idempotent.Match.Headers = []*routev3.HeaderMatcher{{
 		Name: ":method",
 		HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: &matcherv3.StringMatcher{
 			MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: "^(GET|HEAD)$"}},
 		}},
 	}}
-	return []*routev3.Route{idempotent, route(r, timeout, affinity, retryOn)}
+	return []*routev3.Route{idempotent, route(r, timeout, affinity, retryOn, stampArrival)}
 }
 
 // retryOn: failures where the request never reached a worker (a worker that
 // just stopped accepting, a sticky client's draining worker).
 const retryOn = "connect-failure,refused-stream,reset-before-request"
 
-func route(r model.Route, timeout time.Duration, affinity model.Affinity, retryConditions string) *routev3.Route {
+func route(r model.Route, timeout time.Duration, affinity model.Affinity, retryConditions string, stampArrival bool) *routev3.Route {
 	action := &routev3.RouteAction{
 		ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: PoolCluster(r.Pool)},
 		Timeout:          durationpb.New(timeout),
@@ -241,12 +242,21 @@ func route(r model.Route, timeout time.Duration, affinity model.Affinity, retryC
 	out := &routev3.Route{Match: match, Action: &routev3.Route_Route{Route: action}}
 	if r.CachePolicy != "" {
 		action.ClusterSpecifier = &routev3.RouteAction_Cluster{Cluster: CacheCluster(r.CachePolicy)}
-		out.RequestHeadersToAdd = []*corev3.HeaderValueOption{{
-			Header:       &corev3.HeaderValue{Key: model.PoolHeader, Value: r.Pool},
-			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
-		}}
+		out.RequestHeadersToAdd = append(out.RequestHeadersToAdd, setHeader(model.PoolHeader, r.Pool))
+	}
+	if stampArrival {
+		// Milliseconds since the epoch, as the worker's script reads them.
+		out.RequestHeadersToAdd = append(out.RequestHeadersToAdd, setHeader(model.QueuedAtHeader, "%START_TIME(%s%3f)%"))
 	}
 	return out
+}
+
+// setHeader sets a request header, replacing any value a client sent.
+func setHeader(name, value string) *corev3.HeaderValueOption {
+	return &corev3.HeaderValueOption{
+		Header:       &corev3.HeaderValue{Key: name, Value: value},
+		AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+	}
 }
 
 // prefixMatch matches a route's path prefix by whole segments.

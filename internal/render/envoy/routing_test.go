@@ -62,17 +62,19 @@ func TestFarmRouting(t *testing.T) {
 		farm     model.Farm
 		backends Backends
 		stopped  string // a pool stopped by health monitoring
+		timed    string // a pool with a queue timeout
 	}{
-		{"a farm routes each site's hosts and prefixes to its pools and cache tiers, each frontend enforcing its share of the queues", "routing.json", contoso(), contosoBackends(), ""},
-		{"a pool without endpoints has a cluster with no endpoints", "routing-no-endpoints.json", noEndpoints, nil, ""},
-		{"a stopped pool's routes are answered 503 by the frontend, the others still routed", "routing-stopped.json", contoso(), contosoBackends(), "images"},
-		{"in L4 mode a stopped pool's routes go to a listener that aborts the response", "routing-stopped-l4.json", l4, contosoBackends(), "images"},
+		{"a farm routes each site's hosts and prefixes to its pools and cache tiers, each frontend enforcing its share of the queues", "routing.json", contoso(), contosoBackends(), "", ""},
+		{"a pool without endpoints has a cluster with no endpoints", "routing-no-endpoints.json", noEndpoints, nil, "", ""},
+		{"a stopped pool's routes are answered 503 by the frontend, the others still routed", "routing-stopped.json", contoso(), contosoBackends(), "images", ""},
+		{"in L4 mode a stopped pool's routes go to a listener that aborts the response", "routing-stopped-l4.json", l4, contosoBackends(), "images", ""},
 		{"cookie affinity adds the stateful session filter and lets sticky clients reach draining workers", "routing-cookie.json",
-			withAffinity(model.Affinity{Type: model.AffinityCookie, CookieName: "CONTOSO_AFFINITY", CookieTTL: time.Hour}), contosoBackends(), ""},
+			withAffinity(model.Affinity{Type: model.AffinityCookie, CookieName: "CONTOSO_AFFINITY", CookieTTL: time.Hour}), contosoBackends(), "", ""},
 		{"client IP affinity hashes the source address onto a Maglev ring", "routing-client-ip.json",
-			withAffinity(model.Affinity{Type: model.AffinityClientIP}), contosoBackends(), ""},
+			withAffinity(model.Affinity{Type: model.AffinityClientIP}), contosoBackends(), "", ""},
 		{"class C affinity hashes the first three octets of the client's address", "routing-class-c.json",
-			withAffinity(model.Affinity{Type: model.AffinityClassC}), contosoBackends(), ""},
+			withAffinity(model.Affinity{Type: model.AffinityClassC}), contosoBackends(), "", ""},
+		{"requests to a pool with a queue timeout carry their arrival time, even through its cache tier", "routing-queue-timeout.json", contoso(), contosoBackends(), "", "images"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,6 +83,11 @@ func TestFarmRouting(t *testing.T) {
 				p := pools[tt.stopped]
 				p.Stopped = true
 				pools[tt.stopped] = p
+			}
+			if tt.timed != "" {
+				p := pools[tt.timed]
+				p.QueueTimeout = 5 * time.Second
+				pools[tt.timed] = p
 			}
 			r, err := FarmRouting(tt.farm, pools, tt.backends)
 			if err != nil {

@@ -39,7 +39,7 @@ func Cache(cache model.Cache, nginxConf string) CacheObjects {
 		WithSizeLimit(*resource.NewQuantity(cache.MemorySizeBytes, resource.BinarySI)))
 	pod := corev1ac.PodSpec().WithContainers(worker).WithVolumes(configMapVolume(name), tmpVolumeSource(), memory)
 	return CacheObjects{
-		ConfigMap:  c.configMap(NginxConfigKey, nginxConf),
+		ConfigMap:  c.configMap(map[string]string{NginxConfigKey: nginxConf}),
 		Service:    c.service(corev1.ServiceTypeClusterIP, 80, 0),
 		Deployment: c.deployment(&cache.Replicas, ConfigHash(nginxConf), pod),
 	}

@@ -17,9 +17,9 @@ type children struct {
 	owner     Owner
 }
 
-func (c children) configMap(key, value string) *corev1ac.ConfigMapApplyConfiguration {
+func (c children) configMap(data map[string]string) *corev1ac.ConfigMapApplyConfiguration {
 	return objectMeta(corev1ac.ConfigMap(c.name, c.namespace), c.component, c.instance, c.owner).
-		WithData(map[string]string{key: value})
+		WithData(data)
 }
 
 // serviceAccount is an identity for pods that never call the Kubernetes API.

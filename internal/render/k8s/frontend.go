@@ -65,7 +65,7 @@ func Frontend(f model.Farm, bootstrap []byte) FrontendObjects {
 		WithVolumes(configMapVolume(name), tmpVolumeSource())
 	return FrontendObjects{
 		ServiceAccount: c.serviceAccount(),
-		ConfigMap:      c.configMap(BootstrapKey, string(bootstrap)),
+		ConfigMap:      c.configMap(map[string]string{BootstrapKey: string(bootstrap)}),
 		Service:        c.service(corev1.ServiceType(fe.ServiceType), fe.Port, fe.NodePort),
 		Deployment:     c.deployment(&fe.Replicas, ConfigHash(string(bootstrap)), pod),
 	}

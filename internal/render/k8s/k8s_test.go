@@ -3,6 +3,8 @@ package k8s_test
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/testutil"
 )
 
@@ -134,6 +137,23 @@ func TestAConfigChangeChangesThePodTemplateHash(t *testing.T) {
 	}
 	if a != again {
 		t.Error("the same config gave two hashes: pods would roll for nothing")
+	}
+}
+
+func TestAPoolWithAQueueTimeoutShipsTheQueueScriptBesideItsConfig(t *testing.T) {
+	p := pool()
+	p.QueueTimeout = 2 * time.Second
+	objs := k8s.Pool(p, "worker_processes 1;")
+	data := objs.ConfigMap.Data
+	if data[k8s.NginxConfigKey] != "worker_processes 1;" || data[nginx.QueueScriptFile] != nginx.PoolScripts(p)[nginx.QueueScriptFile] {
+		t.Errorf("ConfigMap keys %v, want nginx.conf and %s", slices.Sorted(maps.Keys(data)), nginx.QueueScriptFile)
+	}
+	without := k8s.Pool(pool(), "worker_processes 1;")
+	if _, ok := without.ConfigMap.Data[nginx.QueueScriptFile]; ok {
+		t.Error("a pool without a queue timeout got the queue script")
+	}
+	if objs.Deployment.Spec.Template.Annotations[k8s.ConfigHashKey] == without.Deployment.Spec.Template.Annotations[k8s.ConfigHashKey] {
+		t.Error("adding the script did not change the pod template hash: a script change would not roll the pods")
 	}
 }
 

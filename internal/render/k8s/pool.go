@@ -1,6 +1,8 @@
 package k8s
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -81,14 +83,22 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 		containers = append(containers, app)
 	}
 
-	dep := c.deployment(p.Replicas, ConfigHash(nginxConf), spec.WithContainers(containers...).WithVolumes(volumes...))
+	// nginx.conf and the scripts it loads, in one ConfigMap; pods roll when any changes.
+	scripts := nginx.PoolScripts(p)
+	files := map[string]string{NginxConfigKey: nginxConf}
+	hashed := []string{nginxConf}
+	for _, name := range slices.Sorted(maps.Keys(scripts)) {
+		files[name] = scripts[name]
+		hashed = append(hashed, name, scripts[name])
+	}
+	dep := c.deployment(p.Replicas, ConfigHash(hashed...), spec.WithContainers(containers...).WithVolumes(volumes...))
 
 	pdb := objectMeta(policyv1ac.PodDisruptionBudget(name, p.Namespace), ComponentPool, p.Name, owner).
 		WithSpec(policyv1ac.PodDisruptionBudgetSpec().
 			WithMaxUnavailable(intstr.FromInt32(1)).
 			WithSelector(selector(ComponentPool, p.Name)))
 	return PoolObjects{
-		ConfigMap:           c.configMap(NginxConfigKey, nginxConf),
+		ConfigMap:           c.configMap(files),
 		Service:             c.service(corev1.ServiceTypeClusterIP, 80, 0),
 		Deployment:          dep,
 		PodDisruptionBudget: pdb,

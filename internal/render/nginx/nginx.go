@@ -28,10 +28,21 @@ const (
 	CacheDir    = "/tmp/cache"
 	statusPath  = "/nginx_status"
 	livenessURI = "/healthz"
+
+	// QueueScriptFile is the njs script beside nginx.conf that checks a
+	// request's time in the queue (a relative js_import resolves against
+	// the directory of nginx.conf).
+	QueueScriptFile = "queue.js"
+	// njsModule is where Debian's libnginx-mod-http-js puts the module, in
+	// the nginx image and on the machines that check configs.
+	njsModule = "/usr/lib/nginx/modules/ngx_http_js_module.so"
 )
 
 //go:embed templates/*.tmpl
 var templateFS embed.FS
+
+//go:embed scripts/queue.js
+var queueScript string
 
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"seconds": seconds,
@@ -43,8 +54,39 @@ func PoolConfig(p model.Pool) (string, error) {
 		Pool:              p,
 		Workers:           workerProcesses(p.CPUMilli),
 		WorkerConnections: workerConnections(p.MaxConcurrentRequests),
+		Queue:             queueTimeout(p),
 		Common:            common(),
 	})
+}
+
+// PoolScripts are the files nginx.conf of a pool needs beside it, by name:
+// the queue timeout's script when the pool has a timeout.
+func PoolScripts(p model.Pool) map[string]string {
+	if p.QueueTimeout <= 0 {
+		return nil
+	}
+	return map[string]string{QueueScriptFile: queueScript}
+}
+
+// queueTimeoutData is what nginx.conf needs to refuse a request that waited
+// too long: nothing when the pool has no timeout.
+type queueTimeoutData struct {
+	Millis     int64
+	Module     string
+	Script     string
+	StatusCode int
+}
+
+func queueTimeout(p model.Pool) *queueTimeoutData {
+	if p.QueueTimeout <= 0 {
+		return nil
+	}
+	return &queueTimeoutData{
+		Millis:     p.QueueTimeout.Milliseconds(),
+		Module:     njsModule,
+		Script:     QueueScriptFile,
+		StatusCode: model.QueueTimeoutStatus,
+	}
 }
 
 // CacheConfig renders the nginx.conf of a CachePolicy's cache tier.
@@ -73,6 +115,7 @@ type poolData struct {
 	model.Pool
 	Workers           int64
 	WorkerConnections int64
+	Queue             *queueTimeoutData
 	Common            commonData
 }
 

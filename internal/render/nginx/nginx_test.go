@@ -33,6 +33,8 @@ func TestPoolConfig(t *testing.T) {
 	withApp.App = &model.App{Image: "registry.example.com/shop:2.1", Port: 3000}
 	appOnly := withApp
 	appOnly.Content = model.Content{}
+	queueTimeout := withApp
+	queueTimeout.QueueTimeout = 1500 * time.Millisecond
 
 	tests := []struct {
 		name   string
@@ -42,6 +44,7 @@ func TestPoolConfig(t *testing.T) {
 		{"a pool serving static files from a ConfigMap", "pool-static.conf", basePool()},
 		{"a pool with static files and an app answers from files first, then the app", "pool-static-and-app.conf", withApp},
 		{"a pool with only an app proxies everything to it", "pool-app-only.conf", appOnly},
+		{"a pool with a queue timeout refuses requests that waited longer", "pool-queue-timeout.conf", queueTimeout},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,8 +53,19 @@ func TestPoolConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			testutil.Golden(t, tt.golden, []byte(got))
-			testutil.NginxCheck(t, got)
+			testutil.NginxCheck(t, got, nginx.PoolScripts(tt.pool))
 		})
+	}
+}
+
+func TestOnlyAPoolWithAQueueTimeoutNeedsTheQueueScript(t *testing.T) {
+	if files := nginx.PoolScripts(basePool()); len(files) != 0 {
+		t.Errorf("a pool without a queue timeout got files %v", files)
+	}
+	p := basePool()
+	p.QueueTimeout = time.Second
+	if _, ok := nginx.PoolScripts(p)[nginx.QueueScriptFile]; !ok {
+		t.Errorf("a pool with a queue timeout lacks %s", nginx.QueueScriptFile)
 	}
 }
 
