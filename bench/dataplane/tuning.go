@@ -109,6 +109,10 @@ var knobs = []knob{
 		}
 		return nil
 	})},
+	{name: "queue-timeout-filter", about: "adds the filter a farm gets when one of its pools has a queue timeout (the frontend's 503 for a worker's refusal): measures its cost", diagnostic: true, apply: onHCM(func(h *hcmv3.HttpConnectionManager, _ string) error {
+		h.HttpFilters = slices.Insert(h.HttpFilters, len(h.HttpFilters)-1, envoy.QueueTimeoutFilter())
+		return nil
+	})},
 	{name: "no-overload", about: "no overload manager (the cap of 50,000 client connections)", diagnostic: true, apply: func(f *frontend, _ string) error {
 		f.bootstrap.OverloadManager = nil
 		return nil

@@ -86,7 +86,7 @@ func localReplies() *hcmv3.LocalReplyConfig {
 	}}
 }
 
-// queueTimeoutReplies answer the client 503 for a request its worker refused
+// QueueTimeoutFilter answers the client 503 for a request its worker refused
 // because it waited past the pool's queue timeout (the worker's nginx checks
 // it when it takes the request, as IIS checks AspQueueTimeout when a request
 // leaves the queue). The workers answer a status of their own for it, so
@@ -95,7 +95,7 @@ func localReplies() *hcmv3.LocalReplyConfig {
 // Envoy marks the custom response filter's API work in progress; it is the
 // only filter that turns an upstream status into a local reply without a
 // script.
-func queueTimeoutReplies() *hcmv3.HttpFilter {
+func QueueTimeoutFilter() *hcmv3.HttpFilter {
 	return &hcmv3.HttpFilter{
 		Name: "envoy.filters.http.custom_response",
 		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&customresponsev3.CustomResponse{

@@ -1,0 +1,202 @@
+// Package autoscale decides how many workers an application pool runs, from
+// its measured cycles per request (internal/capacity), as the IIS 6.0 case
+// study plans capacity: scale out at once when the load needs more cycles
+// than the workers offer at the target utilisation, scale in only after the
+// need has stayed lower for a stabilisation window, and never scale on
+// figures that are unknown. Pure: the controller feeds it observations and
+// applies its decisions; the autoscaling benchmark replays traces through it.
+package autoscale
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"webfarm.dev/operator/internal/capacity"
+)
+
+// Policy is a pool's autoscaling settings, resolved.
+type Policy struct {
+	MinReplicas, MaxReplicas int32
+	// TargetUtilization is the share of the workers' cycles the load may
+	// use, in (0, 1] (the case study's 30 % policy is 0.30).
+	TargetUtilization float64
+	// ForecastRequestsPerSecond is a load to plan for even before it comes
+	// (an announced peak); 0: none.
+	ForecastRequestsPerSecond float64
+	StabilizationWindow       time.Duration
+	// FallbackReplicas is the count while metrics are unavailable (never
+	// lower than the current count); nil holds the current count.
+	FallbackReplicas *int32
+	// ReplicaCores is the CPU one worker may use (its limit, in cores).
+	ReplicaCores float64
+	// DefaultMHz is the clock rate assumed for a worker whose node says none,
+	// and for new workers when no worker reports.
+	DefaultMHz float64
+}
+
+// Observation is one reading of a pool's metrics over a window.
+type Observation struct {
+	At                time.Time
+	RequestsPerSecond float64
+	// Workers are the ready workers' CPU use and their nodes' clock rates.
+	Workers []capacity.Worker
+	// Complete: every ready worker and every frontend was read. Scaling in
+	// needs complete data; scaling out does not (a partial reading only
+	// understates the load).
+	Complete bool
+	// Err: the metrics are unavailable (a failed query, no series, NaN).
+	Err error
+}
+
+// Measurement is what a decision was based on.
+type Measurement struct {
+	RequestsPerSecond    float64
+	CPUCores             float64
+	MegacyclesPerRequest float64
+	RequiredMHz          float64
+}
+
+// Decision is the replica count a pool should run and why.
+type Decision struct {
+	Replicas    int32
+	Recommended int32 // from this observation alone; equals Replicas unless held
+	Measured    *Measurement
+	// Scaled: Replicas differs from the current count.
+	Scaled bool
+	Reason string
+	// MetricsUnavailable: the observation gave no figure; Replicas held.
+	MetricsUnavailable bool
+}
+
+// State is what the autoscaler remembers of a pool between observations.
+type State struct {
+	since time.Time // first observation: the window is complete after it
+	// recent recommendations within the stabilisation window, oldest first
+	recent []recommendation
+	// lastCost: the last known megacycles per request, for planning a
+	// forecast while the pool serves nothing.
+	lastCost float64
+}
+
+type recommendation struct {
+	at       time.Time
+	replicas int32
+}
+
+// Decide gives the replica count for a pool now running current workers.
+func (s *State) Decide(p Policy, current int32, o Observation) Decision {
+	if s.since.IsZero() {
+		s.since = o.At
+	}
+	m, recommended, err := s.recommend(p, o)
+	if err != nil {
+		hold := max(current, p.MinReplicas)
+		if p.FallbackReplicas != nil {
+			hold = max(hold, *p.FallbackReplicas)
+		}
+		hold = min(hold, max(current, p.MaxReplicas))
+		return decision(current, hold, hold, nil, true, fmt.Sprintf("metrics unavailable (%v): holding %d workers", err, hold))
+	}
+	s.remember(o.At, recommended, p.StabilizationWindow)
+	why := fmt.Sprintf("%.1f requests/s x %.2f megacycles/request at %.0f %% target needs %.0f MHz: %d workers",
+		m.RequestsPerSecond, m.MegacyclesPerRequest, p.TargetUtilization*100, m.RequiredMHz, recommended)
+
+	switch {
+	case recommended >= current:
+		return decision(current, recommended, recommended, m, false, why)
+	case current > p.MaxReplicas:
+		// Above a lowered maximum: down to it at once, no lower until stable.
+		return decision(current, p.MaxReplicas, recommended, m, false, why+fmt.Sprintf("; down to maxReplicas %d", p.MaxReplicas))
+	case !o.Complete:
+		return decision(current, current, recommended, m, false, why+"; holding: not every worker was measured")
+	case o.At.Sub(s.since) < p.StabilizationWindow:
+		return decision(current, current, recommended, m, false, why+"; holding until the stabilisation window has passed")
+	}
+	// Scale in to the highest recommendation of the window: a dip shorter
+	// than the window moves nothing.
+	stable := s.highestRecent()
+	if stable >= current {
+		return decision(current, current, recommended, m, false, why+fmt.Sprintf("; holding: %d recommended within the last %s", stable, p.StabilizationWindow))
+	}
+	return decision(current, stable, recommended, m, false, why+fmt.Sprintf("; %d is the most recommended within the last %s", stable, p.StabilizationWindow))
+}
+
+func decision(current, replicas, recommended int32, m *Measurement, unavailable bool, reason string) Decision {
+	return Decision{Replicas: replicas, Recommended: recommended, Measured: m, Scaled: replicas != current, Reason: reason, MetricsUnavailable: unavailable}
+}
+
+// recommend turns an observation into the replicas it needs on its own.
+func (s *State) recommend(p Policy, o Observation) (*Measurement, int32, error) {
+	if o.Err != nil {
+		return nil, 0, o.Err
+	}
+	m := &Measurement{RequestsPerSecond: o.RequestsPerSecond}
+	for _, w := range o.Workers {
+		m.CPUCores += w.Cores
+	}
+	cost, err := capacity.MegacyclesPerRequest(withClocks(o.Workers, p.DefaultMHz), o.RequestsPerSecond)
+	switch {
+	case err == nil:
+		s.lastCost = cost
+	case errors.Is(err, capacity.ErrNoRequests):
+		// No load: plan the forecast at the last known cost, if any.
+		cost = s.lastCost
+	default:
+		return nil, 0, err
+	}
+	m.MegacyclesPerRequest = cost
+	required, err := capacity.RequiredMegahertz(p.ForecastRequestsPerSecond, o.RequestsPerSecond, cost, p.TargetUtilization)
+	if err != nil {
+		return nil, 0, err
+	}
+	m.RequiredMHz = required
+	replicas, err := capacity.Replicas(required, p.ReplicaCores*meanClock(o.Workers, p.DefaultMHz), p.MinReplicas, p.MaxReplicas)
+	if err != nil {
+		return nil, 0, err
+	}
+	return m, replicas, nil
+}
+
+// withClocks gives workers whose node names no clock rate the default.
+func withClocks(workers []capacity.Worker, defaultMHz float64) []capacity.Worker {
+	out := make([]capacity.Worker, len(workers))
+	for i, w := range workers {
+		if w.MHz == 0 {
+			w.MHz = defaultMHz
+		}
+		out[i] = w
+	}
+	return out
+}
+
+// meanClock is the clock rate a new worker is expected to get: the mean of
+// the pool's workers' nodes, as the scheduler spreads them alike.
+func meanClock(workers []capacity.Worker, defaultMHz float64) float64 {
+	if len(workers) == 0 {
+		return defaultMHz
+	}
+	var sum float64
+	for _, w := range withClocks(workers, defaultMHz) {
+		sum += w.MHz
+	}
+	return sum / float64(len(workers))
+}
+
+func (s *State) remember(at time.Time, replicas int32, window time.Duration) {
+	s.recent = append(s.recent, recommendation{at: at, replicas: replicas})
+	cut := 0
+	for cut < len(s.recent) && at.Sub(s.recent[cut].at) > window {
+		cut++
+	}
+	s.recent = s.recent[cut:]
+}
+
+func (s *State) highestRecent() int32 {
+	var highest int32 = math.MinInt32
+	for _, r := range s.recent {
+		highest = max(highest, r.replicas)
+	}
+	return highest
+}
