@@ -108,3 +108,7 @@ bench-control-plane: tools build ## Converge 2,000 pools / 20,000 hosts on a loc
 bench-dataplane: ## Serve the IIS 6 and WebBench workloads on loopback: bare nginx, an nginx proxy, the farm's Envoy frontend.
 	hack/install-tools.sh nginx envoy wrk
 	go run ./bench/dataplane $(BENCH_ARGS)
+
+.PHONY: bench-autoscale
+bench-autoscale: ## Replay the Contoso traffic through our autoscaler, the HPA's algorithm and a KEDA-style threshold, against an oracle (a simulation of seconds).
+	go run ./bench/autoscale $(BENCH_ARGS)

@@ -41,8 +41,10 @@ type AppPoolReconciler struct {
 	// CPU holds the CPU monitor's readings (nil: no monitor).
 	CPU *cpu.Tracker
 	// Events, when set, name pools to look at again (a burst of 5xx the
-	// frontend statistics found).
+	// frontend statistics found, a decision of the autoscaler).
 	Events <-chan event.GenericEvent
+	// Scaling holds the autoscaler's decisions (nil: no autoscaler).
+	Scaling *ScaleDecisions
 }
 
 // +kubebuilder:rbac:groups=webfarm.dev,resources=apppools,verbs=get;list;watch
@@ -53,6 +55,7 @@ type AppPoolReconciler struct {
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 
 // Reconcile brings one AppPool's children to the desired state and reports it.
 func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -64,7 +67,8 @@ func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 				r.CPU.Forget(req.String())
 			}
 			for _, m := range []interface{ DeleteLabelValues(...string) bool }{
-				poolStopped, workerFailures, queueRejected, poolRequests, pool5xx, poolWaiting, poolActive, poolCPUPercent,
+				poolStopped, workerFailures, queueRejected, queueTimedOut, poolRequests, pool5xx, poolWaiting, poolActive, poolCPUPercent,
+				poolRecommendedReplicas, poolMegacyclesPerRequest, poolRequiredMHz, poolMetricsUnavailable,
 			} {
 				m.DeleteLabelValues(req.Namespace, req.Name)
 			}
@@ -99,6 +103,9 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 	}
 	if m, err = model.ResolvePool(pool, r.Platform); err != nil {
 		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, nil
+	}
+	if err := r.applyAutoscaling(ctx, pool, &m); err != nil {
+		return failed(err)
 	}
 	deployment, err := r.applyChildren(ctx, m)
 	if err != nil {

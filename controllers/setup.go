@@ -3,7 +3,9 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
+	"text/template"
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -34,6 +36,59 @@ type ControllerOptions struct {
 	// (the kubelet's cAdvisor counters), every CPUMonitorInterval.
 	Prometheus         promv1.API
 	CPUMonitorInterval time.Duration
+	// Autoscale configures the autoscaler of pools with spec.autoscaling
+	// (it runs when Prometheus is set).
+	Autoscale AutoscaleOptions
+}
+
+// AutoscaleOptions are the autoscaler's settings.
+type AutoscaleOptions struct {
+	// Interval between measurements (the HPA's sync period is 15 s).
+	Interval time.Duration
+	// RequestsQuery and CPUQuery are Prometheus query templates; empty: the defaults.
+	RequestsQuery, CPUQuery string
+	// DefaultNodeMHz is the clock rate of a node without the NodeMHzLabel
+	// (0: DefaultNodeMHz).
+	DefaultNodeMHz float64
+}
+
+// DefaultNodeMHz is the clock rate assumed for a node that does not label
+// its own: a typical server core of today.
+const DefaultNodeMHz = 2000
+
+// autoscaler builds the autoscaler from the options.
+func (o AutoscaleOptions) autoscaler(c client.Client, prom promv1.API, decisions *ScaleDecisions, pools chan<- event.GenericEvent) (*Autoscaler, error) {
+	parse := func(name, q, fallback string) (*template.Template, error) {
+		if q == "" {
+			q = fallback
+		}
+		t, err := template.New(name).Option("missingkey=error").Parse(q)
+		if err != nil {
+			return nil, fmt.Errorf("autoscaler %s: %w", name, err)
+		}
+		return t, nil
+	}
+	requests, err := parse("requests query", o.RequestsQuery, DefaultRequestsQuery)
+	if err != nil {
+		return nil, err
+	}
+	cpuQuery, err := parse("CPU query", o.CPUQuery, DefaultCPUQuery)
+	if err != nil {
+		return nil, err
+	}
+	mhz := o.DefaultNodeMHz
+	switch {
+	case mhz == 0:
+		mhz = DefaultNodeMHz
+	case !(mhz > 0) || math.IsInf(mhz, 0):
+		return nil, fmt.Errorf("autoscaler default node MHz %v: must be a positive number", mhz)
+	}
+	interval := o.Interval
+	if interval <= 0 {
+		interval = 15 * time.Second
+	}
+	return &Autoscaler{Client: c, Prometheus: prom, Interval: max(time.Second, interval),
+		RequestsQuery: requests, CPUQuery: cpuQuery, DefaultMHz: mhz, Decisions: decisions, Pools: pools}, nil
 }
 
 func (o ControllerOptions) controller() controller.Options {
@@ -67,14 +122,22 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 		return err
 	}
 	failures, readings, poolEvents := &health.Log{}, &cpu.Tracker{}, make(chan event.GenericEvent, 64)
+	decisions := &ScaleDecisions{}
 	if err := (&AppPoolReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder,
-		Failures: failures, CPU: readings, Events: poolEvents}).SetupWithManager(mgr, opts); err != nil {
+		Failures: failures, CPU: readings, Events: poolEvents, Scaling: decisions}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if opts.Prometheus != nil {
 		monitor := &CPUMonitor{Client: c, Prometheus: opts.Prometheus, Interval: max(time.Second, opts.CPUMonitorInterval),
 			Readings: readings, Pools: poolEvents}
 		if err := mgr.Add(monitor); err != nil {
+			return err
+		}
+		scaler, err := opts.Autoscale.autoscaler(c, opts.Prometheus, decisions, poolEvents)
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(scaler); err != nil {
 			return err
 		}
 	}

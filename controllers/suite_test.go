@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	promapi "github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,6 +40,9 @@ var (
 		XDSHost: "webfarm-operator-xds.webfarm-system.svc", XDSPort: 18000,
 	}
 	namespaceCounter atomic.Int32
+	// promStub answers the running operator's Prometheus queries as each
+	// test sets them (by the test's namespace).
+	promStub *testutil.PromStub
 	// kubeconfigPath lets the real kubectl reach the test control plane.
 	kubeconfigPath string
 )
@@ -91,7 +96,18 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := controllers.SetupAll(mgr, platform, controllers.ControllerOptions{MaxConcurrentReconciles: 2, XDS: xdsServer}); err != nil {
+	promStub = testutil.NewPromStub()
+	defer promStub.Close()
+	promClient, err := promapi.NewClient(promapi.Config{Address: promStub.URL})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := controllers.SetupAll(mgr, platform, controllers.ControllerOptions{
+		MaxConcurrentReconciles: 2, XDS: xdsServer,
+		Prometheus: promv1.NewAPI(promClient), CPUMonitorInterval: time.Hour,
+		Autoscale: controllers.AutoscaleOptions{Interval: 500 * time.Millisecond, DefaultNodeMHz: 2000},
+	}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -16,6 +16,10 @@ const (
 	// ConditionCPULimitExceeded is True while an AppPool with a cpuLimit has
 	// been over it for the limit's interval (IIS CPU monitoring).
 	ConditionCPULimitExceeded = "CPULimitExceeded"
+	// ConditionMetricsAvailable is False while the autoscaler of an AppPool
+	// cannot measure it (Prometheus unreachable, no series, NaN); its
+	// replicas hold (or follow fallbackReplicas) and never go down.
+	ConditionMetricsAvailable = "MetricsAvailable"
 )
 
 // Condition reasons. They are CamelCase and stable: alerts and scripts match them.
@@ -37,6 +41,14 @@ const (
 	// limit's interval (the CPULimitExceeded condition; with action Shutdown
 	// also the Ready reason of the stopped pool).
 	ReasonCPULimitExceeded = "CPULimitExceeded"
+	// ReasonMetricsUnavailable: the autoscaler has no figure for the pool.
+	ReasonMetricsUnavailable = "MetricsUnavailable"
+	// ReasonMeasured: the autoscaler measured the pool.
+	ReasonMeasured = "Measured"
+	// ReasonScaledOut and ReasonScaledIn are the events of the autoscaler's
+	// changes to a pool's workers.
+	ReasonScaledOut = "ScaledOut"
+	ReasonScaledIn  = "ScaledIn"
 	// ReasonWithinLimit: the pool's CPU is within its cpuLimit.
 	ReasonWithinLimit = "WithinLimit"
 )

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"time"
@@ -42,6 +43,7 @@ func main() {
 		apiBurst                                           int
 		frontendStatsInterval, cpuMonitorInterval          time.Duration
 		prometheusURL                                      string
+		autoscale                                          controllers.AutoscaleOptions
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (\"0\" turns it off)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
@@ -53,8 +55,12 @@ func main() {
 	flag.StringVar(&xdsAddress, "xds-address", "webfarm-operator-xds.webfarm-system.svc:18000", "host:port where Envoy frontends reach the operator's xDS server")
 	flag.StringVar(&xdsBindAddress, "xds-bind-address", ":18000", "address the xDS server listens on")
 	flag.IntVar(&concurrency, "concurrency", 4, "reconciles in parallel per kind")
-	flag.StringVar(&prometheusURL, "prometheus-url", "", "Prometheus server (with the kubelets' cAdvisor metrics) for the CPU monitor of AppPools with a cpuLimit; empty turns the monitor off")
+	flag.StringVar(&prometheusURL, "prometheus-url", "", "Prometheus server (scraping the kubelets' cAdvisor metrics and the Envoy frontends) for the CPU monitor and the autoscaler; empty turns both off")
 	flag.DurationVar(&cpuMonitorInterval, "cpu-monitor-interval", 15*time.Second, "how often the CPU monitor reads the pools' CPU")
+	flag.DurationVar(&autoscale.Interval, "autoscale-interval", 15*time.Second, "how often the autoscaler measures the autoscaled pools")
+	flag.StringVar(&autoscale.RequestsQuery, "autoscale-requests-query", controllers.DefaultRequestsQuery, "Prometheus query (Go template of .Namespace and .Pool) of a pool's requests/s, one series per frontend pod labelled pod")
+	flag.StringVar(&autoscale.CPUQuery, "autoscale-cpu-query", controllers.DefaultCPUQuery, "Prometheus query (Go template of .Namespace and .Pool) of CPU cores used, one series per pod labelled pod")
+	flag.Float64Var(&autoscale.DefaultNodeMHz, "default-node-mhz", controllers.DefaultNodeMHz, "clock rate (MHz) of a node without the "+controllers.NodeMHzLabel+" label")
 	flag.DurationVar(&frontendStatsInterval, "frontend-stats-interval", 5*time.Second, "how often the leader reads the Envoy frontends' per-pool queue figures (0 turns it off)")
 	flag.Float64Var(&apiQPS, "kube-api-qps", 50, "API requests per second the operator may send (sustained)")
 	flag.IntVar(&apiBurst, "kube-api-burst", 100, "API requests the operator may send in a burst")
@@ -69,11 +75,15 @@ func main() {
 		log.Error(err, "invalid flags")
 		os.Exit(2)
 	}
+	// The frontends' service discovery reads the manager's cache, made below.
+	var frontends http.Handler = http.NotFoundHandler()
 	restConfig := ctrl.GetConfigOrDie()
 	restConfig.QPS, restConfig.Burst = float32(apiQPS), apiBurst
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
-		Scheme:                  scheme.New(),
-		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+		Scheme: scheme.New(),
+		Metrics: metricsserver.Options{BindAddress: metricsAddr, ExtraHandlers: map[string]http.Handler{
+			controllers.FrontendDiscoveryPath: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { frontends.ServeHTTP(w, r) }),
+		}},
 		HealthProbeBindAddress:  probeAddr,
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        "webfarm-operator.webfarm.dev",
@@ -84,6 +94,7 @@ func main() {
 		log.Error(err, "creating the manager")
 		os.Exit(1)
 	}
+	frontends = controllers.FrontendDiscovery(mgr.GetClient())
 	xdsServer := xds.NewServer(xdsBindAddress)
 	if err := mgr.Add(xdsServer); err != nil {
 		log.Error(err, "adding the xDS server")
@@ -91,7 +102,7 @@ func main() {
 	}
 	options := controllers.ControllerOptions{
 		MaxConcurrentReconciles: concurrency, XDS: xdsServer, FrontendStatsInterval: frontendStatsInterval,
-		CPUMonitorInterval: cpuMonitorInterval,
+		CPUMonitorInterval: cpuMonitorInterval, Autoscale: autoscale,
 	}
 	if prometheusURL != "" {
 		promClient, err := promapi.NewClient(promapi.Config{Address: prometheusURL})

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"webfarm.dev/operator/internal/capacity"
@@ -34,6 +35,13 @@ type Policy struct {
 	// DefaultMHz is the clock rate assumed for a worker whose node says none,
 	// and for new workers when no worker reports.
 	DefaultMHz float64
+	// ScaleUpLead is how long a measured rise takes to be served by new
+	// workers: the metrics' lag, a sync period and the pod start delay.
+	// While the load rises, the pool is planned for the load it reaches by
+	// then if it keeps rising as it did over the last ScaleUpLead (a
+	// reactive autoscaler is otherwise always one start delay behind a
+	// rising load). 0: plan for the measured load only.
+	ScaleUpLead time.Duration
 }
 
 // Observation is one reading of a pool's metrics over a window.
@@ -52,10 +60,13 @@ type Observation struct {
 
 // Measurement is what a decision was based on.
 type Measurement struct {
-	RequestsPerSecond    float64
-	CPUCores             float64
-	MegacyclesPerRequest float64
-	RequiredMHz          float64
+	RequestsPerSecond float64
+	// PlannedRequestsPerSecond is the load planned for: the measured one
+	// plus its rise over the last ScaleUpLead.
+	PlannedRequestsPerSecond float64
+	CPUCores                 float64
+	MegacyclesPerRequest     float64
+	RequiredMHz              float64
 }
 
 // Decision is the replica count a pool should run and why.
@@ -70,6 +81,10 @@ type Decision struct {
 	MetricsUnavailable bool
 }
 
+// errNoWorkerMeasured: a pool gets requests but none of its workers was
+// measured, and no earlier cost is known.
+var errNoWorkerMeasured = errors.New("requests but no worker measured: cycles per request unknown")
+
 // State is what the autoscaler remembers of a pool between observations.
 type State struct {
 	since time.Time // first observation: the window is complete after it
@@ -78,6 +93,13 @@ type State struct {
 	// lastCost: the last known megacycles per request, for planning a
 	// forecast while the pool serves nothing.
 	lastCost float64
+	// loads within the last ScaleUpLead, oldest first
+	loads []measuredLoad
+}
+
+type measuredLoad struct {
+	at                time.Time
+	requestsPerSecond float64
 }
 
 type recommendation struct {
@@ -102,6 +124,9 @@ func (s *State) Decide(p Policy, current int32, o Observation) Decision {
 	s.remember(o.At, recommended, p.StabilizationWindow)
 	why := fmt.Sprintf("%.1f requests/s x %.2f megacycles/request at %.0f %% target needs %.0f MHz: %d workers",
 		m.RequestsPerSecond, m.MegacyclesPerRequest, p.TargetUtilization*100, m.RequiredMHz, recommended)
+	if m.PlannedRequestsPerSecond > m.RequestsPerSecond {
+		why = fmt.Sprintf("rising to %.1f requests/s within %s; ", m.PlannedRequestsPerSecond, p.ScaleUpLead) + why
+	}
 
 	switch {
 	case recommended >= current:
@@ -132,12 +157,19 @@ func (s *State) recommend(p Policy, o Observation) (*Measurement, int32, error) 
 	if o.Err != nil {
 		return nil, 0, o.Err
 	}
-	m := &Measurement{RequestsPerSecond: o.RequestsPerSecond}
+	m := &Measurement{RequestsPerSecond: o.RequestsPerSecond, PlannedRequestsPerSecond: s.planned(p.ScaleUpLead, o)}
 	for _, w := range o.Workers {
 		m.CPUCores += w.Cores
 	}
 	cost, err := capacity.MegacyclesPerRequest(withClocks(o.Workers, p.DefaultMHz), o.RequestsPerSecond)
 	switch {
+	case err == nil && len(o.Workers) == 0:
+		// Requests but no worker measured (all starting, or none ready):
+		// the cost is unknown, not zero.
+		if s.lastCost == 0 {
+			return nil, 0, errNoWorkerMeasured
+		}
+		cost = s.lastCost
 	case err == nil:
 		s.lastCost = cost
 	case errors.Is(err, capacity.ErrNoRequests):
@@ -147,17 +179,66 @@ func (s *State) recommend(p Policy, o Observation) (*Measurement, int32, error) 
 		return nil, 0, err
 	}
 	m.MegacyclesPerRequest = cost
-	required, err := capacity.RequiredMegahertz(p.ForecastRequestsPerSecond, o.RequestsPerSecond, cost, p.TargetUtilization)
+	required, err := capacity.RequiredMegahertz(p.ForecastRequestsPerSecond, m.PlannedRequestsPerSecond, cost, p.TargetUtilization)
 	if err != nil {
 		return nil, 0, err
 	}
 	m.RequiredMHz = required
-	replicas, err := capacity.Replicas(required, p.ReplicaCores*meanClock(o.Workers, p.DefaultMHz), p.MinReplicas, p.MaxReplicas)
+	replicas, err := replicasFor(required, p, o.Workers)
 	if err != nil {
 		return nil, 0, err
 	}
 	return m, replicas, nil
 }
+
+// planned is the load to plan for: the measured requests/s plus, while they
+// rise, their rise since ScaleUpLead ago (a straight line over the lead).
+// A fall plans for the measured load: scaling in waits for its window.
+func (s *State) planned(lead time.Duration, o Observation) float64 {
+	if lead <= 0 || !valid(o.RequestsPerSecond) {
+		return o.RequestsPerSecond
+	}
+	s.loads = append(s.loads, measuredLoad{at: o.At, requestsPerSecond: o.RequestsPerSecond})
+	cut := 0
+	for cut < len(s.loads) && o.At.Sub(s.loads[cut].at) > lead {
+		cut++
+	}
+	s.loads = s.loads[cut:]
+	return o.RequestsPerSecond + max(0, o.RequestsPerSecond-s.loads[0].requestsPerSecond)
+}
+
+// replicasFor is how many workers give the required megahertz. The ready
+// workers count at their own nodes' clock rates and new ones at the pool's
+// mean. Fewer workers than now are counted as the slowest of them: which
+// workers a scale-in removes is the ReplicaSet's choice, and on nodes of
+// mixed clock rates planning the remaining ones at the mean would leave too
+// few cycles whenever it removes a fast one.
+func replicasFor(required float64, p Policy, workers []capacity.Worker) (int32, error) {
+	if !valid(required) {
+		return 0, fmt.Errorf("required %v MHz: %w", required, capacity.ErrInvalid)
+	}
+	offered := make([]float64, len(workers))
+	for i, w := range withClocks(workers, p.DefaultMHz) {
+		offered[i] = p.ReplicaCores * w.MHz
+	}
+	slices.Sort(offered)
+	enough := required * (1 - 1e-9) // a rounding excess starts no worker
+	kept, sum := 0, 0.0
+	for kept < len(offered) && sum < enough {
+		sum += offered[kept]
+		kept++
+	}
+	if sum < enough {
+		more, err := capacity.Replicas(required-sum, p.ReplicaCores*meanClock(workers, p.DefaultMHz), 0, math.MaxInt32-int32(kept))
+		if err != nil {
+			return 0, err
+		}
+		kept += int(more)
+	}
+	return min(max(int32(kept), p.MinReplicas), p.MaxReplicas), nil
+}
+
+func valid(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }
 
 // withClocks gives workers whose node names no clock rate the default.
 func withClocks(workers []capacity.Worker, defaultMHz float64) []capacity.Worker {

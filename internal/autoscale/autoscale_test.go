@@ -132,6 +132,23 @@ func TestAWorkerWhoseNodeNamesNoClockCountsAtTheDefault(t *testing.T) {
 	}
 }
 
+// Requests while no worker is measured (all of them starting) say nothing
+// of what a request costs: the last known cost stays, and without one the
+// figures are unknown.
+func TestRequestsWithoutAMeasuredWorkerKeepTheLastKnownCost(t *testing.T) {
+	var s State
+	noWorker := Observation{At: t0, RequestsPerSecond: 150, Complete: true}
+	if d := s.Decide(contoso(), 3, noWorker); !d.MetricsUnavailable || d.Replicas != 3 {
+		t.Errorf("without any known cost: %+v, want metrics unavailable and 3 held", d)
+	}
+	s.Decide(contoso(), 3, load(t0.Add(15*time.Second), 150, 3, 550))
+	noWorker.At = t0.Add(30 * time.Second)
+	d := s.Decide(contoso(), 3, noWorker)
+	if d.Measured == nil || d.Measured.MegacyclesPerRequest != 2.5 || d.Replicas != 3 {
+		t.Errorf("%+v, want the last cost 2.5 and 3 workers", d)
+	}
+}
+
 func nanValue() float64 {
 	zero := 0.0
 	return zero / zero

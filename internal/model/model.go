@@ -80,6 +80,15 @@ type Route struct {
 	CachePolicy string // empty: no cache tier
 }
 
+// Autoscaling is a pool's resolved autoscaling settings.
+type Autoscaling struct {
+	MinReplicas, MaxReplicas  int32
+	TargetUtilization         float64 // (0, 1]
+	ForecastRequestsPerSecond float64 // 0: none
+	StabilizationWindow       time.Duration
+	FallbackReplicas          *int32 // nil: hold the current count
+}
+
 // Frontend is the resolved Envoy frontend.
 type Frontend struct {
 	Replicas          int32
@@ -121,6 +130,9 @@ type Pool struct {
 	// Replicas the reconciler applies; nil when another writer (the autoscaler)
 	// owns the Deployment's replicas.
 	Replicas *int32
+	// Autoscaling: the pool's workers follow its measured cycles per
+	// request; nil: a fixed count.
+	Autoscaling *Autoscaling
 
 	CPUMilli              int64
 	MemoryBytes           int64

@@ -124,8 +124,20 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 		r := deref(s.Replicas, v1.DefaultPoolReplicas)
 		out.Replicas = &r
 	} else {
-		// Until the autoscaler has decided, the pool starts at its minimum.
-		r := orDefault(s.Autoscaling.MinReplicas, v1.DefaultMinReplicas)
+		a := s.Autoscaling
+		out.Autoscaling = &Autoscaling{
+			MinReplicas:         orDefault(a.MinReplicas, v1.DefaultMinReplicas),
+			MaxReplicas:         orDefault(a.MaxReplicas, v1.DefaultMaxReplicas),
+			TargetUtilization:   float64(orDefault(a.TargetCPUUtilizationPercent, v1.DefaultTargetCPUPercent)) / 100,
+			StabilizationWindow: errs.duration("autoscaling.stabilizationWindow", a.StabilizationWindow, v1.DefaultStabilization),
+			FallbackReplicas:    a.FallbackReplicas,
+		}
+		if a.ForecastRequestsPerSecond != nil {
+			out.Autoscaling.ForecastRequestsPerSecond = float64(*a.ForecastRequestsPerSecond)
+		}
+		// Until the autoscaler has decided, the pool starts at its minimum;
+		// the AppPool controller applies the autoscaler's count in its place.
+		r := out.Autoscaling.MinReplicas
 		out.Replicas = &r
 	}
 	if l := s.CPULimit; l != nil {

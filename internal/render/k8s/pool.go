@@ -36,7 +36,7 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 	nginxCPU, nginxMemory := p.CPUMilli, p.MemoryBytes
 	if p.App != nil {
 		// The app does the work; nginx serves files and proxies.
-		nginxCPU, nginxMemory = max(50, p.CPUMilli/4), 64<<20
+		nginxCPU, nginxMemory = appNginxCPUMilli(p.CPUMilli), 64<<20
 	}
 	worker := nginxContainer(p.Platform.Images, nginxCPU, nginxMemory).
 		WithReadinessProbe(httpProbe(p.Health.Path, "http", p.Health.Interval, p.Health.Timeout, p.Health.FailureThreshold)).
@@ -103,6 +103,18 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 		Deployment:          dep,
 		PodDisruptionBudget: pdb,
 	}
+}
+
+// appNginxCPUMilli is the CPU of the nginx beside a pool's app container.
+func appNginxCPUMilli(appCPUMilli int64) int64 { return max(50, appCPUMilli/4) }
+
+// WorkerCPUMilli is all the CPU one worker of the pool may use (its
+// containers' limits): what the autoscaler counts a worker's cycles against.
+func WorkerCPUMilli(p model.Pool) int64 {
+	if p.App != nil {
+		return p.CPUMilli + appNginxCPUMilli(p.CPUMilli)
+	}
+	return p.CPUMilli
 }
 
 // nginxContainer is the nginx of a pool worker or a cache tier.

@@ -1,0 +1,191 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/controllers"
+	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/testutil"
+)
+
+// readyPod is a running, ready pod of the operator's with the given
+// component and instance, on a node, as a kubelet would report it.
+func readyPod(t *testing.T, ns, name, component, instance, node string) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{
+			k8s.LabelInstance: instance, k8s.LabelComponent: component, k8s.LabelManagedBy: k8s.ManagedBy,
+		}},
+		Spec: corev1.PodSpec{
+			NodeName: node,
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Containers: []corev1.Container{{Name: "nginx", Image: "nginx", SecurityContext: &corev1.SecurityContext{
+				AllowPrivilegeEscalation: ptr.To(false), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			}}},
+		},
+	}
+	create(t, pod)
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+	if err := k8sClient.Status().Update(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+func poolReplicas(ns, pool string) (int32, error) {
+	var d appsv1.Deployment
+	if err := get(&d, ns, k8s.PoolName(pool)); err != nil {
+		return 0, err
+	}
+	if d.Spec.Replicas == nil {
+		return 0, fmt.Errorf("deployment %s has no replicas", d.Name)
+	}
+	return *d.Spec.Replicas, nil
+}
+
+func expectReplicas(t *testing.T, ns, pool string, want int32) {
+	t.Helper()
+	testutil.Eventually(t, timeout, func() error {
+		got, err := poolReplicas(ns, pool)
+		if err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("%d workers, want %d", got, want)
+		}
+		return nil
+	})
+}
+
+func expectEvent(t *testing.T, ns, pool, reason, note string) {
+	t.Helper()
+	testutil.Eventually(t, timeout, func() error {
+		var events eventsv1.EventList
+		if err := k8sClient.List(context.Background(), &events, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range events.Items {
+			if e.Regarding.Name == pool && e.Reason == reason && strings.Contains(e.Note, note) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s event with %q among %d events", reason, note, len(events.Items))
+	})
+}
+
+// The case study's arithmetic on a real API server, with Prometheus answers
+// set by the test: 150 requests/s costing 2.5 megacycles on a 550 MHz node,
+// at the 30 % policy, need 1,250 MHz: 5 workers of half a core (275 MHz).
+func TestTheAutoscalerSizesAPoolFromItsCyclesPerRequest(t *testing.T) {
+	ns := newNamespace(t)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-550mhz", Labels: map[string]string{controllers.NodeMHzLabel: "550"}}}
+	create(t, node)
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), node) })
+
+	pool := appPool(ns, "shop")
+	pool.Spec.Replicas = nil
+	pool.Spec.Autoscaling = &v1.Autoscaling{MinReplicas: 1, MaxReplicas: 10}
+	create(t, pool, appPool(ns, "blog"), cachePolicy(ns, "static"), webFarm(ns, "web"))
+	expectReplicas(t, ns, "shop", 1) // the minimum until measured
+
+	frontend := readyPod(t, ns, "web-frontend-0", k8s.ComponentFrontend, "web", node.Name)
+	worker := readyPod(t, ns, "shop-pool-0", k8s.ComponentPool, "shop", node.Name)
+	promStub.Set(ns, "envoy_cluster_upstream_rq_total", testutil.PromAnswer{ByPod: map[string]string{frontend.Name: "150"}})
+	promStub.Set(ns, "container_cpu_usage_seconds_total", testutil.PromAnswer{ByPod: map[string]string{worker.Name: "0.682"}})
+
+	expectReplicas(t, ns, "shop", 5)
+	expectEvent(t, ns, "shop", v1.ReasonScaledOut, "1 -> 5 workers")
+	testutil.Eventually(t, timeout, func() error {
+		if err := get(pool, ns, "shop"); err != nil {
+			return err
+		}
+		c := pool.Status.Capacity
+		got := fmt.Sprintf("%s req/s, %s cores, %s Mc/req, %s MHz, %v recommended", c.RequestsPerSecond, c.CPUCores, c.MegacyclesPerRequest, c.RequiredMegahertz, ptr.Deref(c.RecommendedReplicas, -1))
+		if want := "150.0 req/s, 0.682 cores, 2.501 Mc/req, 1250 MHz, 5 recommended"; got != want {
+			return fmt.Errorf("status.capacity %s, want %s", got, want)
+		}
+		if c.LastScaleTime == nil || !strings.HasPrefix(c.LastScaleReason, "1 -> 5: ") {
+			return fmt.Errorf("last scale %v %q, want the scale from 1 to 5", c.LastScaleTime, c.LastScaleReason)
+		}
+		if !meta.IsStatusConditionTrue(pool.Status.Conditions, v1.ConditionMetricsAvailable) {
+			return fmt.Errorf("conditions %v, want MetricsAvailable", pool.Status.Conditions)
+		}
+		return nil
+	})
+
+	t.Run("unavailable metrics hold the workers and say so", func(t *testing.T) {
+		promStub.Set(ns, "envoy_cluster_upstream_rq_total", testutil.PromAnswer{Error: "the query timed out"})
+		testutil.Eventually(t, timeout, func() error {
+			if err := get(pool, ns, "shop"); err != nil {
+				return err
+			}
+			c := meta.FindStatusCondition(pool.Status.Conditions, v1.ConditionMetricsAvailable)
+			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1.ReasonMetricsUnavailable || !strings.Contains(c.Message, "timed out") {
+				return fmt.Errorf("MetricsAvailable %+v, want False for the timeout", c)
+			}
+			return nil
+		})
+		if got, err := poolReplicas(ns, "shop"); err != nil || got != 5 {
+			t.Errorf("%d workers (%v) while metrics are unavailable, want 5 held", got, err)
+		}
+	})
+
+	t.Run("an empty answer is unknown, not zero load", func(t *testing.T) {
+		promStub.Set(ns, "envoy_cluster_upstream_rq_total", testutil.PromAnswer{})
+		testutil.Eventually(t, timeout, func() error {
+			if err := get(pool, ns, "shop"); err != nil {
+				return err
+			}
+			if c := meta.FindStatusCondition(pool.Status.Conditions, v1.ConditionMetricsAvailable); c == nil || !strings.Contains(c.Message, "no series") {
+				return fmt.Errorf("MetricsAvailable %+v, want unavailable for want of series", c)
+			}
+			return nil
+		})
+		if got, err := poolReplicas(ns, "shop"); err != nil || got != 5 {
+			t.Errorf("%d workers (%v) without series, want 5 held", got, err)
+		}
+	})
+
+	t.Run("less load scales in only after the stabilisation window", func(t *testing.T) {
+		promStub.Set(ns, "envoy_cluster_upstream_rq_total", testutil.PromAnswer{ByPod: map[string]string{frontend.Name: "15"}})
+		promStub.Set(ns, "container_cpu_usage_seconds_total", testutil.PromAnswer{ByPod: map[string]string{worker.Name: "0.0682"}})
+		testutil.Eventually(t, timeout, func() error {
+			if err := get(pool, ns, "shop"); err != nil {
+				return err
+			}
+			if r := pool.Status.Capacity.RecommendedReplicas; r == nil || *r != 1 {
+				return fmt.Errorf("recommended %v, want 1", r)
+			}
+			return nil
+		})
+		if got, err := poolReplicas(ns, "shop"); err != nil || got != 5 {
+			t.Fatalf("%d workers (%v) within the 300 s window, want 5", got, err)
+		}
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := get(pool, ns, "shop"); err != nil {
+				return err
+			}
+			pool.Spec.Autoscaling.StabilizationWindow = "0s"
+			return k8sClient.Update(context.Background(), pool)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		expectReplicas(t, ns, "shop", 1)
+		expectEvent(t, ns, "shop", v1.ReasonScaledIn, "5 -> 1 workers")
+	})
+}

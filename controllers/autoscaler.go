@@ -1,0 +1,381 @@
+package controllers
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+	"text/template"
+	"time"
+
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/client_golang/prometheus"
+	prommodel "github.com/prometheus/common/model"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/autoscale"
+	"webfarm.dev/operator/internal/capacity"
+	"webfarm.dev/operator/internal/health"
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/k8s"
+)
+
+// NodeMHzLabel on a Node gives the clock rate of its processors in MHz, so
+// that the autoscaler counts a worker's CPU in cycles (seed 000's
+// megacycles); nodes without it count at the operator's default.
+const NodeMHzLabel = "webfarm.dev/cpu-mhz"
+
+// Default Prometheus queries of the autoscaler. Each is a Go template given
+// the pool's .Namespace and .Pool (DNS labels: nothing in them needs
+// escaping) and must return one series per pod, labelled "pod": requests/s
+// per frontend pod from Envoy's per-cluster counters, and CPU cores per
+// worker pod from the kubelets' cAdvisor counters.
+const (
+	DefaultRequestsQuery = `sum by (pod) (rate(envoy_cluster_upstream_rq_total{namespace="{{.Namespace}}",envoy_cluster_name="pool/{{.Pool}}"}[1m]))`
+	DefaultCPUQuery      = `sum by (pod) (rate(container_cpu_usage_seconds_total{namespace="{{.Namespace}}",container!="",container!="POD"}[1m]))`
+)
+
+var (
+	poolRecommendedReplicas = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "webfarm_pool_autoscale_recommended_replicas",
+		Help: "Workers the autoscaler recommends for the pool from its latest measurement.",
+	}, []string{"namespace", "pool"})
+	poolMegacyclesPerRequest = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "webfarm_pool_megacycles_per_request",
+		Help: "CPU cycles per request of the pool, in millions (its workers' CPU at their nodes' clock rates over its requests/s).",
+	}, []string{"namespace", "pool"})
+	poolRequiredMHz = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "webfarm_pool_required_mhz",
+		Help: "Cycles per second, in millions, the pool's load needs at its target CPU utilisation.",
+	}, []string{"namespace", "pool"})
+	poolMetricsUnavailable = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "webfarm_pool_autoscale_metrics_unavailable",
+		Help: "1 while the autoscaler cannot measure the pool (its replicas hold).",
+	}, []string{"namespace", "pool"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(poolRecommendedReplicas, poolMegacyclesPerRequest, poolRequiredMHz, poolMetricsUnavailable)
+}
+
+// Autoscaler measures every autoscaled pool from Prometheus each Interval,
+// decides its workers with internal/autoscale, and hands the decision to the
+// AppPool controller, the one writer of the pool's Deployment. Leader only.
+type Autoscaler struct {
+	Client     client.Client
+	Prometheus promv1.API
+	Interval   time.Duration
+	// RequestsQuery and CPUQuery are templates (see DefaultRequestsQuery).
+	RequestsQuery, CPUQuery *template.Template
+	// DefaultMHz is the clock rate of a node without NodeMHzLabel.
+	DefaultMHz float64
+	Decisions  *ScaleDecisions
+	Pools      chan<- event.GenericEvent
+
+	states map[types.NamespacedName]*autoscale.State
+}
+
+// NeedLeaderElection: the leader's AppPool controller applies the decisions.
+func (a *Autoscaler) NeedLeaderElection() bool { return true }
+
+// Start measures until ctx ends.
+func (a *Autoscaler) Start(ctx context.Context) error {
+	a.states = map[types.NamespacedName]*autoscale.State{}
+	tick := time.NewTicker(a.Interval)
+	defer tick.Stop()
+	for {
+		a.run(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+func (a *Autoscaler) run(ctx context.Context) {
+	log := ctrl.LoggerFrom(ctx).WithName("autoscaler")
+	var pools v1.AppPoolList
+	if err := a.Client.List(ctx, &pools); err != nil {
+		log.Error(err, "listing pools")
+		return
+	}
+	seen := map[types.NamespacedName]bool{}
+	for i := range pools.Items {
+		p := &pools.Items[i]
+		key := client.ObjectKeyFromObject(p)
+		if p.Spec.Autoscaling == nil || p.Status.Phase == v1.PoolStopped {
+			continue
+		}
+		seen[key] = true
+		resolved, err := model.ResolvePool(p, model.Platform{})
+		if err != nil || resolved.Autoscaling == nil {
+			continue // its controller reports the invalid spec
+		}
+		current, err := a.currentReplicas(ctx, key)
+		if err != nil {
+			log.Info("reading a pool's workers", "pool", key.String(), "error", err.Error())
+			continue
+		}
+		state := a.states[key]
+		if state == nil {
+			state = &autoscale.State{}
+			a.states[key] = state
+		}
+		obs := a.observe(ctx, p)
+		d := state.Decide(policyOf(resolved, a.DefaultMHz), current, obs)
+		record(key, d)
+		if a.Decisions.Set(key, d, obs.At) || d.Scaled {
+			a.notify(key)
+		}
+	}
+	for key := range a.states {
+		if !seen[key] {
+			delete(a.states, key)
+			a.Decisions.Forget(key)
+		}
+	}
+}
+
+// policyOf is the autoscaling policy of a resolved pool.
+func policyOf(p model.Pool, defaultMHz float64) autoscale.Policy {
+	a := p.Autoscaling
+	return autoscale.Policy{
+		MinReplicas:               a.MinReplicas,
+		MaxReplicas:               a.MaxReplicas,
+		TargetUtilization:         a.TargetUtilization,
+		ForecastRequestsPerSecond: a.ForecastRequestsPerSecond,
+		StabilizationWindow:       a.StabilizationWindow,
+		FallbackReplicas:          a.FallbackReplicas,
+		ReplicaCores:              float64(k8s.WorkerCPUMilli(p)) / 1000,
+		DefaultMHz:                defaultMHz,
+		ScaleUpLead:               scaleUpLead,
+	}
+}
+
+// scaleUpLead is how long a rise of the load takes to reach new workers: the
+// queries' one-minute rate, a measurement interval, and a worker's start.
+// The autoscaling benchmark found 60 to 150 s equally good (bench/README.md).
+const scaleUpLead = 2 * time.Minute
+
+func (a *Autoscaler) currentReplicas(ctx context.Context, key types.NamespacedName) (int32, error) {
+	var d appsv1.Deployment
+	if err := a.Client.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: k8s.PoolName(key.Name)}, &d); err != nil {
+		return 0, err
+	}
+	desired, _, _ := replicaCounts(&d)
+	return desired, nil
+}
+
+// observe measures a pool now: its requests/s as its farms' frontends
+// counted them, and its ready workers' CPU at their nodes' clock rates. A
+// failed or empty query is an error (unknown, never zero); a ready pod
+// without a series makes the observation incomplete.
+func (a *Autoscaler) observe(ctx context.Context, p *v1.AppPool) autoscale.Observation {
+	o := autoscale.Observation{At: time.Now(), Complete: true}
+	workers, err := a.readyPods(ctx, p.Namespace, map[string]string{k8s.LabelComponent: k8s.ComponentPool, k8s.LabelInstance: p.Name})
+	if err != nil {
+		o.Err = err
+		return o
+	}
+	frontends, err := a.poolFrontends(ctx, p)
+	if err != nil {
+		o.Err = err
+		return o
+	}
+	vars := struct{ Namespace, Pool string }{p.Namespace, p.Name}
+	requests, err := a.queryByPod(ctx, a.RequestsQuery, vars)
+	if err != nil {
+		o.Err = fmt.Errorf("requests: %w", err)
+		return o
+	}
+	for _, f := range frontends {
+		v, ok := requests[f.Name]
+		o.RequestsPerSecond += v
+		o.Complete = o.Complete && ok
+	}
+	if len(workers) == 0 {
+		return o
+	}
+	cores, err := a.queryByPod(ctx, a.CPUQuery, vars)
+	if err != nil {
+		o.Err = fmt.Errorf("CPU: %w", err)
+		return o
+	}
+	for _, w := range workers {
+		c, ok := cores[w.Name]
+		if !ok {
+			o.Complete = false
+			continue
+		}
+		o.Workers = append(o.Workers, capacity.Worker{Cores: c, MHz: a.nodeMHz(ctx, w.Spec.NodeName)})
+	}
+	return o
+}
+
+// readyPods lists a namespace's ready pods of the operator with the given labels.
+func (a *Autoscaler) readyPods(ctx context.Context, namespace string, labels map[string]string) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	match := client.MatchingLabels{k8s.LabelManagedBy: k8s.ManagedBy}
+	for k, v := range labels {
+		match[k] = v
+	}
+	if err := a.Client.List(ctx, &pods, client.InNamespace(namespace), match); err != nil {
+		return nil, err
+	}
+	var ready []corev1.Pod
+	for _, pod := range pods.Items {
+		if pod.DeletionTimestamp == nil && health.PodReady(&pod) {
+			ready = append(ready, pod)
+		}
+	}
+	return ready, nil
+}
+
+// poolFrontends are the ready frontend pods of the farms that route to the pool.
+func (a *Autoscaler) poolFrontends(ctx context.Context, p *v1.AppPool) ([]corev1.Pod, error) {
+	var farms v1.WebFarmList
+	if err := a.Client.List(ctx, &farms, client.InNamespace(p.Namespace), client.MatchingFields{indexFarmPools: p.Name}); err != nil {
+		return nil, err
+	}
+	var out []corev1.Pod
+	for _, f := range farms.Items {
+		pods, err := a.readyPods(ctx, p.Namespace, map[string]string{k8s.LabelComponent: k8s.ComponentFrontend, k8s.LabelInstance: f.Name})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pods...)
+	}
+	return out, nil
+}
+
+// nodeMHz is a node's clock rate from its label, else the default.
+func (a *Autoscaler) nodeMHz(ctx context.Context, name string) float64 {
+	var n corev1.Node
+	if name == "" || a.Client.Get(ctx, types.NamespacedName{Name: name}, &n) != nil {
+		return a.DefaultMHz
+	}
+	if mhz, err := strconv.ParseFloat(n.Labels[NodeMHzLabel], 64); err == nil && mhz > 0 && !math.IsInf(mhz, 0) {
+		return mhz
+	}
+	return a.DefaultMHz
+}
+
+// queryByPod runs a query and returns its values by the "pod" label. An
+// empty answer is an error: Prometheus does not know (no target, stale
+// series), which is not zero. NaN and negative values are left out.
+func (a *Autoscaler) queryByPod(ctx context.Context, tmpl *template.Template, vars any) (map[string]float64, error) {
+	var q bytes.Buffer
+	if err := tmpl.Execute(&q, vars); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	result, _, err := a.Prometheus.Query(ctx, q.String(), time.Now())
+	if err != nil {
+		return nil, err
+	}
+	vector, ok := result.(prommodel.Vector)
+	if !ok {
+		return nil, fmt.Errorf("prometheus answered a %s, want a vector", result.Type())
+	}
+	if len(vector) == 0 {
+		return nil, fmt.Errorf("no series for %s", q.String())
+	}
+	out := map[string]float64{}
+	for _, s := range vector {
+		v := float64(s.Value)
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			continue
+		}
+		out[string(s.Metric["pod"])] = v
+	}
+	return out, nil
+}
+
+func (a *Autoscaler) notify(key types.NamespacedName) {
+	select {
+	case a.Pools <- event.GenericEvent{Object: &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}:
+	default:
+	}
+}
+
+// record exports a decision's figures; unknown figures are left out.
+func record(key types.NamespacedName, d autoscale.Decision) {
+	unavailable := 0.0
+	if d.MetricsUnavailable {
+		unavailable = 1
+	}
+	poolMetricsUnavailable.WithLabelValues(key.Namespace, key.Name).Set(unavailable)
+	if d.Measured == nil {
+		return
+	}
+	poolRecommendedReplicas.WithLabelValues(key.Namespace, key.Name).Set(float64(d.Recommended))
+	poolMegacyclesPerRequest.WithLabelValues(key.Namespace, key.Name).Set(d.Measured.MegacyclesPerRequest)
+	poolRequiredMHz.WithLabelValues(key.Namespace, key.Name).Set(d.Measured.RequiredMHz)
+}
+
+// ScaleDecisions hold the autoscaler's latest decision per pool, for the
+// AppPool controller.
+type ScaleDecisions struct {
+	mu        sync.Mutex
+	decisions map[types.NamespacedName]ScaleDecision
+}
+
+// ScaleDecision is a decision and when it was made.
+type ScaleDecision struct {
+	autoscale.Decision
+	At       time.Time
+	notified time.Time // when the AppPool controller was last told
+}
+
+// statusRefresh: the measured figures in a pool's status are refreshed at
+// most this often when its replicas do not change (each refresh is a write).
+const statusRefresh = time.Minute
+
+// Set stores a pool's decision; it reports whether the AppPool controller
+// should look at it: the replicas, the metrics' availability or the reason
+// they are unavailable changed, or the status' figures are older than
+// statusRefresh.
+func (s *ScaleDecisions) Set(key types.NamespacedName, d autoscale.Decision, at time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.decisions == nil {
+		s.decisions = map[types.NamespacedName]ScaleDecision{}
+	}
+	prev, ok := s.decisions[key]
+	notify := !ok || prev.Replicas != d.Replicas || prev.MetricsUnavailable != d.MetricsUnavailable ||
+		(d.MetricsUnavailable && prev.Reason != d.Reason) || // another failure: its reason holds no figures that churn
+		at.Sub(prev.notified) >= statusRefresh
+	next := ScaleDecision{Decision: d, At: at, notified: prev.notified}
+	if notify {
+		next.notified = at
+	}
+	s.decisions[key] = next
+	return notify
+}
+
+// Get is a pool's latest decision, if any.
+func (s *ScaleDecisions) Get(key types.NamespacedName) (ScaleDecision, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok := s.decisions[key]
+	return d, ok
+}
+
+// Forget drops a pool's decision (deleted, or no longer autoscaled).
+func (s *ScaleDecisions) Forget(key types.NamespacedName) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.decisions, key)
+}
