@@ -189,3 +189,38 @@ func TestTheAutoscalerSizesAPoolFromItsCyclesPerRequest(t *testing.T) {
 		expectEvent(t, ns, "shop", v1.ReasonScaledIn, "5 -> 1 workers")
 	})
 }
+
+// Seed 000's mixed farm: workers on a 550 MHz and a 900 MHz node, each
+// using half a core, count 275 + 450 = 725 MHz; at 100 requests/s that is
+// 7.25 megacycles a request, and 2,417 MHz at 30 %: the two workers offer
+// 725 MHz, and 5 more at the pool's mean of 362.5 MHz make 7.
+func TestTheAutoscalerCountsWorkersAtTheirOwnNodesClockRates(t *testing.T) {
+	ns := newNamespace(t)
+	slow := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-550mhz", Labels: map[string]string{controllers.NodeMHzLabel: "550"}}}
+	fast := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-900mhz", Labels: map[string]string{controllers.NodeMHzLabel: "900"}}}
+	create(t, slow, fast)
+	t.Cleanup(func() {
+		_ = k8sClient.Delete(context.Background(), slow)
+		_ = k8sClient.Delete(context.Background(), fast)
+	})
+	pool := appPool(ns, "blog")
+	pool.Spec.Replicas = nil
+	pool.Spec.Autoscaling = &v1.Autoscaling{MinReplicas: 2, MaxReplicas: 10}
+	create(t, pool, appPool(ns, "shop"), cachePolicy(ns, "static"), webFarm(ns, "web"))
+	frontend := readyPod(t, ns, "web-frontend-0", k8s.ComponentFrontend, "web", slow.Name)
+	a := readyPod(t, ns, "blog-pool-a", k8s.ComponentPool, "blog", slow.Name)
+	b := readyPod(t, ns, "blog-pool-b", k8s.ComponentPool, "blog", fast.Name)
+	promStub.Set(ns, "envoy_cluster_upstream_rq_total", testutil.PromAnswer{ByPod: map[string]string{frontend.Name: "100"}})
+	promStub.Set(ns, "container_cpu_usage_seconds_total", testutil.PromAnswer{ByPod: map[string]string{a.Name: "0.5", b.Name: "0.5"}})
+
+	expectReplicas(t, ns, "blog", 7)
+	testutil.Eventually(t, timeout, func() error {
+		if err := get(pool, ns, "blog"); err != nil {
+			return err
+		}
+		if c := pool.Status.Capacity; c.MegacyclesPerRequest != "7.250" || c.RequiredMegahertz != "2417" {
+			return fmt.Errorf("%s megacycles/request and %s MHz, want 7.250 and 2417", c.MegacyclesPerRequest, c.RequiredMegahertz)
+		}
+		return nil
+	})
+}
