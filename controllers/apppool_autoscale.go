@@ -24,7 +24,7 @@ import (
 // decides. Without a decision yet (a new pool, a new leader) the pool keeps
 // the workers it has, within its bounds.
 func (r *AppPoolReconciler) applyAutoscaling(ctx context.Context, pool *v1.AppPool, m *model.Pool) error {
-	if m.Autoscaling == nil || m.Stopped {
+	if m.Autoscaling == nil || m.Stopped || m.Idle {
 		meta.RemoveStatusCondition(&pool.Status.Conditions, v1.ConditionMetricsAvailable)
 		return nil
 	}

@@ -45,9 +45,12 @@ type AppPoolReconciler struct {
 	Events <-chan event.GenericEvent
 	// Scaling holds the autoscaler's decisions (nil: no autoscaler).
 	Scaling *ScaleDecisions
+	// Activity is when each pool last got a request, for the idle timeout
+	// (nil: no frontend statistics, no pool ever goes idle).
+	Activity *Activity
 }
 
-// +kubebuilder:rbac:groups=webfarm.dev,resources=apppools,verbs=get;list;watch
+// +kubebuilder:rbac:groups=webfarm.dev,resources=apppools,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=webfarm.dev,resources=apppools/status,verbs=patch
 // +kubebuilder:rbac:groups=webfarm.dev,resources=apppools/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
@@ -63,12 +66,15 @@ func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.Get(ctx, req.NamespacedName, pool); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Failures.Forget(req.String())
+			if r.Activity != nil {
+				r.Activity.Forget(req.NamespacedName)
+			}
 			if r.CPU != nil {
 				r.CPU.Forget(req.String())
 			}
 			for _, m := range []interface{ DeleteLabelValues(...string) bool }{
 				poolStopped, workerFailures, queueRejected, queueTimedOut, poolRequests, pool5xx, poolWaiting, poolActive, poolCPUPercent,
-				poolRecommendedReplicas, poolMegacyclesPerRequest, poolRequiredMHz, poolMetricsUnavailable,
+				poolRecommendedReplicas, poolMegacyclesPerRequest, poolRequiredMHz, poolMetricsUnavailable, poolColdStart,
 			} {
 				m.DeleteLabelValues(req.Namespace, req.Name)
 			}
@@ -76,14 +82,16 @@ func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := pool.DeepCopy()
-	v, err := r.reconcile(ctx, pool)
-	return ctrl.Result{}, finish(ctx, r.Client, r.Recorder, before, pool, v, err)
+	v, recheck, err := r.reconcile(ctx, pool)
+	return ctrl.Result{RequeueAfter: recheck}, finish(ctx, r.Client, r.Recorder, before, pool, v, err)
 }
 
-func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (verdict, error) {
+// reconcile returns the pool's verdict and when to look at it again (0: on
+// the next change).
+func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (verdict, time.Duration, error) {
 	m, err := model.ResolvePool(pool, r.Platform)
 	if err != nil {
-		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, nil
+		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, 0, nil
 	}
 	// Rapid-fail protection may stop the pool (or restart it): resolve again
 	// from the phase it decided, which sets the workers to none or back.
@@ -101,15 +109,21 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 			r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, v1.ReasonCPULimitExceeded, "CPULimit", "%s", c.Message)
 		}
 	}
+	// The idle timeout may idle the pool (or a request start it): resolve
+	// again from the state it decided, which sets the workers to none or back.
+	m.Stopped = pool.Status.Phase == v1.PoolStopped
+	recheck := r.applyIdle(pool, m)
 	if m, err = model.ResolvePool(pool, r.Platform); err != nil {
-		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, nil
+		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, 0, nil
 	}
 	if err := r.applyAutoscaling(ctx, pool, &m); err != nil {
-		return failed(err)
+		v, err := failed(err)
+		return v, 0, err
 	}
 	deployment, err := r.applyChildren(ctx, m)
 	if err != nil {
-		return failed(err)
+		v, err := failed(err)
+		return v, 0, err
 	}
 	desired, ready, _ := replicaCounts(deployment)
 	pool.Status.Replicas, pool.Status.ReadyReplicas = desired, ready
@@ -117,10 +131,10 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 	pool.Status.Queue.Concurrency, pool.Status.Queue.Length = ready*m.MaxConcurrentRequests, m.QueueLength
 	pool.Status.Selector = labels.SelectorFromSet(k8s.SelectorLabels(k8s.ComponentPool, pool.Name)).String()
 	if stopped != nil {
-		return *stopped, nil
+		return *stopped, 0, nil
 	}
 	pool.Status.Phase = poolPhase(desired, ready)
-	return deploymentVerdict("workers", deployment), nil
+	return deploymentVerdict("workers", deployment), recheck, nil
 }
 
 // applyChildren renders the pool and applies its children; it returns the live

@@ -114,7 +114,7 @@ func (a *Autoscaler) run(ctx context.Context) {
 	for i := range pools.Items {
 		p := &pools.Items[i]
 		key := client.ObjectKeyFromObject(p)
-		if p.Spec.Autoscaling == nil || p.Status.Phase == v1.PoolStopped {
+		if p.Spec.Autoscaling == nil || p.Status.Phase == v1.PoolStopped || p.Status.IdleSince != nil {
 			continue
 		}
 		seen[key] = true

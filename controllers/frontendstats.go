@@ -68,6 +68,10 @@ type FrontendStats struct {
 	// protection), and Pools the pools to look at again after one.
 	Failures *health.Log
 	Pools    chan<- event.GenericEvent
+	// Activity, when set, learns when each pool last got requests (the
+	// idle timeout). A frontend that cannot be read keeps its namespace's
+	// pools active: unknown is not quiet.
+	Activity *Activity
 
 	// baselined: the first reading after this replica became the leader is
 	// done. Envoys read then may have counted under another leader: their
@@ -135,6 +139,9 @@ func (s *FrontendStats) collect(ctx context.Context) {
 				log.Info("reading a frontend's stats", "pod", pod.Namespace+"/"+pod.Name, "error", err.Error())
 			}
 			s.failing[pod.UID] = true
+			if s.Activity != nil {
+				s.Activity.TouchNamespace(pod.Namespace, time.Now())
+			}
 			continue
 		}
 		delete(s.failing, pod.UID)
@@ -180,6 +187,9 @@ func (s *FrontendStats) collect(ctx context.Context) {
 		pool5xx.WithLabelValues(key.Namespace, key.Name).Add(float64(t.responses5xx))
 		poolWaiting.WithLabelValues(key.Namespace, key.Name).Set(float64(t.waiting))
 		poolActive.WithLabelValues(key.Namespace, key.Name).Set(float64(t.active))
+		if t.requests > 0 && s.Activity != nil {
+			s.Activity.Touch(key, time.Now())
+		}
 		pending := s.pending[key]
 		pending.rejected += int64(t.rejected)
 		pending.timedOut += int64(t.timedOut)

@@ -49,7 +49,8 @@ var poolReadinessChanged = builder.WithPredicates(predicate.Funcs{
 })
 
 // poolRoutingChanged passes creations, deletions and updates of what a farm's
-// routing reads from a pool: its spec (queue limits) and whether it is stopped.
+// routing reads from a pool: its spec (queue limits, on-demand start) and
+// whether it is stopped or idle.
 var poolRoutingChanged = builder.WithPredicates(predicate.Or(
 	predicate.GenerationChangedPredicate{},
 	predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
@@ -58,7 +59,8 @@ var poolRoutingChanged = builder.WithPredicates(predicate.Or(
 		if !okBefore || !okAfter {
 			return true
 		}
-		return (before.Status.Phase == v1.PoolStopped) != (after.Status.Phase == v1.PoolStopped)
+		return (before.Status.Phase == v1.PoolStopped) != (after.Status.Phase == v1.PoolStopped) ||
+			(before.Status.IdleSince == nil) != (after.Status.IdleSince == nil)
 	}},
 ))
 

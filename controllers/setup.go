@@ -39,6 +39,10 @@ type ControllerOptions struct {
 	// Autoscale configures the autoscaler of pools with spec.autoscaling
 	// (it runs when Prometheus is set).
 	Autoscale AutoscaleOptions
+	// ActivatorAddress, when set (and the platform has an activator port),
+	// is where the activator listens for requests to pools that start on
+	// demand.
+	ActivatorAddress string
 }
 
 // AutoscaleOptions are the autoscaler's settings.
@@ -123,9 +127,18 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 	}
 	failures, readings, poolEvents := &health.Log{}, &cpu.Tracker{}, make(chan event.GenericEvent, 64)
 	decisions := &ScaleDecisions{}
+	var activity *Activity
+	if opts.FrontendStatsInterval > 0 {
+		activity = &Activity{}
+	}
 	if err := (&AppPoolReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder,
-		Failures: failures, CPU: readings, Events: poolEvents, Scaling: decisions}).SetupWithManager(mgr, opts); err != nil {
+		Failures: failures, CPU: readings, Events: poolEvents, Scaling: decisions, Activity: activity}).SetupWithManager(mgr, opts); err != nil {
 		return err
+	}
+	if opts.ActivatorAddress != "" && platform.ActivatorPort > 0 {
+		if err := mgr.Add(&ActivatorServer{Address: opts.ActivatorAddress, Handler: newActivator(c, platform.ActivationTimeout)}); err != nil {
+			return err
+		}
 	}
 	if opts.Prometheus != nil {
 		monitor := &CPUMonitor{Client: c, Prometheus: opts.Prometheus, Interval: max(time.Second, opts.CPUMonitorInterval),
@@ -146,7 +159,7 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 	}
 	if opts.FrontendStatsInterval > 0 {
 		stats := &FrontendStats{Client: c, Interval: opts.FrontendStatsInterval, HTTP: &http.Client{Timeout: 2 * time.Second},
-			Failures: failures, Pools: poolEvents}
+			Failures: failures, Pools: poolEvents, Activity: activity}
 		if err := mgr.Add(stats); err != nil {
 			return err
 		}

@@ -13,6 +13,11 @@ import (
 //	kubectl annotate apppool shop webfarm.dev/restart="$(date +%s)" --overwrite
 const RestartAnnotation = "webfarm.dev/restart"
 
+// WakeAnnotation starts an idle pool: the operator's activator sets it to the
+// time the first request for the idle pool arrived (RFC 3339), and the pool
+// leaves Idle when the time is after status.idleSince.
+const WakeAnnotation = "webfarm.dev/wake"
+
 // PoolPhase is where a pool stands in its life cycle.
 //
 // +kubebuilder:validation:Enum=Pending;Running;Degraded;Stopped;Idle
@@ -537,6 +542,12 @@ type AppPoolStatus struct {
 	//
 	// +optional
 	Selector string `json:"selector,omitempty"`
+
+	// IdleSince is when the pool went idle (no requests for idle.timeout):
+	// it has no workers until a request starts it.
+	//
+	// +optional
+	IdleSince *metav1.Time `json:"idleSince,omitempty"`
 
 	// Capacity is the autoscaler's measurement and recommendation.
 	//

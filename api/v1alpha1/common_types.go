@@ -49,6 +49,10 @@ const (
 	// changes to a pool's workers.
 	ReasonScaledOut = "ScaledOut"
 	ReasonScaledIn  = "ScaledIn"
+	// ReasonIdled and ReasonStartedOnDemand are the events of a pool going
+	// idle after idle.timeout without requests, and of a request starting it.
+	ReasonIdled           = "Idled"
+	ReasonStartedOnDemand = "StartedOnDemand"
 	// ReasonWithinLimit: the pool's CPU is within its cpuLimit.
 	ReasonWithinLimit = "WithinLimit"
 )

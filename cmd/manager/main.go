@@ -44,6 +44,9 @@ func main() {
 		frontendStatsInterval, cpuMonitorInterval          time.Duration
 		prometheusURL                                      string
 		autoscale                                          controllers.AutoscaleOptions
+		activatorAddress                                   string
+		activatorPort                                      int
+		activationTimeout                                  time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (\"0\" turns it off)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
@@ -57,6 +60,9 @@ func main() {
 	flag.IntVar(&concurrency, "concurrency", 4, "reconciles in parallel per kind")
 	flag.StringVar(&prometheusURL, "prometheus-url", "", "Prometheus server (scraping the kubelets' cAdvisor metrics and the Envoy frontends) for the CPU monitor and the autoscaler; empty turns both off")
 	flag.DurationVar(&cpuMonitorInterval, "cpu-monitor-interval", 15*time.Second, "how often the CPU monitor reads the pools' CPU")
+	flag.StringVar(&activatorAddress, "activator-bind-address", ":18081", "address the activator listens on (requests for pools without a ready worker that start on demand)")
+	flag.IntVar(&activatorPort, "activator-port", 18081, "port of the activator on the --xds-address host, for the frontends (0: no activator; such requests get 503 at once)")
+	flag.DurationVar(&activationTimeout, "activation-timeout", time.Minute, "how long the activator holds a request while its pool starts")
 	flag.DurationVar(&autoscale.Interval, "autoscale-interval", 15*time.Second, "how often the autoscaler measures the autoscaled pools")
 	flag.StringVar(&autoscale.RequestsQuery, "autoscale-requests-query", controllers.DefaultRequestsQuery, "Prometheus query (Go template of .Namespace and .Pool) of a pool's requests/s, one series per frontend pod labelled pod")
 	flag.StringVar(&autoscale.CPUQuery, "autoscale-cpu-query", controllers.DefaultCPUQuery, "Prometheus query (Go template of .Namespace and .Pool) of CPU cores used, one series per pod labelled pod")
@@ -71,10 +77,14 @@ func main() {
 	log := ctrl.Log.WithName("setup")
 
 	platform, err := platformFrom(envoyImage, nginxImage, pullPolicy, xdsAddress)
+	if err == nil && (activatorPort < 0 || activatorPort > 65535 || activationTimeout <= 0) {
+		err = fmt.Errorf("--activator-port %d must be 0-65535 and --activation-timeout %s positive", activatorPort, activationTimeout)
+	}
 	if err != nil {
 		log.Error(err, "invalid flags")
 		os.Exit(2)
 	}
+	platform.ActivatorPort, platform.ActivationTimeout = int32(activatorPort), activationTimeout
 	// The frontends' service discovery reads the manager's cache, made below.
 	var frontends http.Handler = http.NotFoundHandler()
 	restConfig := ctrl.GetConfigOrDie()
@@ -102,7 +112,7 @@ func main() {
 	}
 	options := controllers.ControllerOptions{
 		MaxConcurrentReconciles: concurrency, XDS: xdsServer, FrontendStatsInterval: frontendStatsInterval,
-		CPUMonitorInterval: cpuMonitorInterval, Autoscale: autoscale,
+		CPUMonitorInterval: cpuMonitorInterval, Autoscale: autoscale, ActivatorAddress: activatorAddress,
 	}
 	if prometheusURL != "" {
 		promClient, err := promapi.NewClient(promapi.Config{Address: prometheusURL})

@@ -19,6 +19,11 @@ const PoolHeader = "X-Webfarm-Pool"
 // that waited too long.
 const QueuedAtHeader = "X-Webfarm-Queued-At"
 
+// ActivateHeader names the pool ("namespace/name") of a request the
+// frontend sends to the operator's activator (a pool without a ready worker
+// that starts on demand); the frontend sets it, replacing any a client sent.
+const ActivateHeader = "X-Webfarm-Activate"
+
 // QueueTimeoutStatus is the status a worker answers a request that waited
 // past its pool's queue timeout; the frontend answers the client 503 in its
 // place. Never sent to clients, so an application's own 503s stay apart in
@@ -40,6 +45,13 @@ type Platform struct {
 	// XDSHost and XDSPort are where Envoy frontends fetch their configuration.
 	XDSHost string
 	XDSPort int32
+	// ActivatorPort is the operator's activator on XDSHost: where the
+	// frontends send requests for a pool without a ready worker that starts
+	// on demand (0: no activator; such requests get 503 at once).
+	ActivatorPort int32
+	// ActivationTimeout bounds how long the activator holds a request while
+	// its pool starts.
+	ActivationTimeout time.Duration
 }
 
 // Farm is a resolved WebFarm.
@@ -133,6 +145,12 @@ type Pool struct {
 	// Autoscaling: the pool's workers follow its measured cycles per
 	// request; nil: a fixed count.
 	Autoscaling *Autoscaling
+	// IdleTimeout scales the pool to zero after this long without requests
+	// (0: never); OnDemandStart lets a request start an idle pool.
+	IdleTimeout   time.Duration
+	OnDemandStart bool
+	// Idle: the pool went idle (status.idleSince) and has no workers.
+	Idle bool
 
 	CPUMilli              int64
 	MemoryBytes           int64

@@ -117,8 +117,11 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 			MaxFailures: orDefault(s.RapidFailProtection.MaxFailures, v1.DefaultRapidFailMax),
 			Interval:    errs.duration("rapidFailProtection.interval", s.RapidFailProtection.Interval, v1.DefaultRapidFailInterval),
 		},
-		Stopped:  ap.Status.Phase == v1.PoolStopped,
-		Platform: p,
+		Stopped:       ap.Status.Phase == v1.PoolStopped,
+		IdleTimeout:   errs.duration("idle.timeout", s.Idle.Timeout, v1.DefaultIdleTimeout),
+		OnDemandStart: deref(s.Idle.OnDemandStart, true),
+		Idle:          ap.Status.IdleSince != nil,
+		Platform:      p,
 	}
 	if s.Autoscaling == nil {
 		r := deref(s.Replicas, v1.DefaultPoolReplicas)
@@ -152,9 +155,9 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 			out.CPUMilli = max(10, out.CPUMilli*int64(l.Percent)/100)
 		}
 	}
-	if out.Stopped {
-		// A stopped pool keeps no workers, as a stopped IIS pool has no
-		// worker processes; its restart brings the replicas back.
+	if out.Stopped || out.Idle {
+		// A stopped or idle pool keeps no workers, as a stopped or idle IIS
+		// pool has no worker processes; a restart or a request brings them back.
 		out.Replicas = new(int32)
 	}
 	if c := s.Content; c != nil {

@@ -74,7 +74,13 @@ type Routing struct {
 func FarmRouting(f model.Farm, pools map[string]model.Pool, b Backends) (Routing, error) {
 	r := Routing{
 		Listeners: []*listenerv3.Listener{farmListener(f, anyQueueTimeout(f, pools))},
-		Routes:    []*routev3.RouteConfiguration{routeConfig(f, pools)},
+		Routes:    []*routev3.RouteConfiguration{routeConfig(f, pools, b)},
+	}
+	for _, name := range f.Pools {
+		if p, ok := pools[name]; ok && routedToActivator(f, p, b) {
+			r.Clusters = append(r.Clusters, activatorCluster(f.Platform))
+			break
+		}
 	}
 	if f.RejectWithReset {
 		r.Listeners = append(r.Listeners, abortListener())
@@ -196,14 +202,20 @@ func farmListener(f model.Farm, queueTimeouts bool) *listenerv3.Listener {
 }
 
 // routeConfig has a virtual host per site; a request for a host no site
-// names gets 404 from Envoy. The routes of a stopped pool are answered by the
-// frontend itself.
-func routeConfig(f model.Farm, pools map[string]model.Pool) *routev3.RouteConfiguration {
+// names gets 404 from Envoy. The routes of a pool without a ready worker
+// that starts on demand go to the activator; those of a stopped pool (or an
+// idle one that does not start on demand) are answered by the frontend itself.
+func routeConfig(f model.Farm, pools map[string]model.Pool, b Backends) *routev3.RouteConfiguration {
 	rc := &routev3.RouteConfiguration{Name: RouteConfigName}
 	for _, s := range f.Sites {
 		vh := &routev3.VirtualHost{Name: s.Name, Domains: s.Hosts}
 		for _, r := range s.Routes {
-			if pools[r.Pool].Stopped {
+			pool, known := pools[r.Pool]
+			if known && routedToActivator(f, pool, b) {
+				vh.Routes = append(vh.Routes, activatorRoute(f, r)...)
+				continue
+			}
+			if unavailable(f, pool) {
 				if f.RejectWithReset {
 					vh.Routes = append(vh.Routes, stoppedPoolRouteL4(r))
 				} else {

@@ -63,18 +63,38 @@ func TestFarmRouting(t *testing.T) {
 		backends Backends
 		stopped  string // a pool stopped by health monitoring
 		timed    string // a pool with a queue timeout
+		change   func(f *model.Farm, pools map[string]model.Pool, b Backends)
 	}{
-		{"a farm routes each site's hosts and prefixes to its pools and cache tiers, each frontend enforcing its share of the queues", "routing.json", contoso(), contosoBackends(), "", ""},
-		{"a pool without endpoints has a cluster with no endpoints", "routing-no-endpoints.json", noEndpoints, nil, "", ""},
-		{"a stopped pool's routes are answered 503 by the frontend, the others still routed", "routing-stopped.json", contoso(), contosoBackends(), "images", ""},
-		{"in L4 mode a stopped pool's routes go to a listener that aborts the response", "routing-stopped-l4.json", l4, contosoBackends(), "images", ""},
+		{"a farm routes each site's hosts and prefixes to its pools and cache tiers, each frontend enforcing its share of the queues", "routing.json", contoso(), contosoBackends(), "", "", nil},
+		{"a pool without endpoints has a cluster with no endpoints", "routing-no-endpoints.json", noEndpoints, nil, "", "", nil},
+		{"a stopped pool's routes are answered 503 by the frontend, the others still routed", "routing-stopped.json", contoso(), contosoBackends(), "images", "", nil},
+		{"in L4 mode a stopped pool's routes go to a listener that aborts the response", "routing-stopped-l4.json", l4, contosoBackends(), "images", "", nil},
 		{"cookie affinity adds the stateful session filter and lets sticky clients reach draining workers", "routing-cookie.json",
-			withAffinity(model.Affinity{Type: model.AffinityCookie, CookieName: "CONTOSO_AFFINITY", CookieTTL: time.Hour}), contosoBackends(), "", ""},
+			withAffinity(model.Affinity{Type: model.AffinityCookie, CookieName: "CONTOSO_AFFINITY", CookieTTL: time.Hour}), contosoBackends(), "", "", nil},
 		{"client IP affinity hashes the source address onto a Maglev ring", "routing-client-ip.json",
-			withAffinity(model.Affinity{Type: model.AffinityClientIP}), contosoBackends(), "", ""},
+			withAffinity(model.Affinity{Type: model.AffinityClientIP}), contosoBackends(), "", "", nil},
 		{"class C affinity hashes the first three octets of the client's address", "routing-class-c.json",
-			withAffinity(model.Affinity{Type: model.AffinityClassC}), contosoBackends(), "", ""},
-		{"requests to a pool with a queue timeout carry their arrival time, even through its cache tier", "routing-queue-timeout.json", contoso(), contosoBackends(), "", "images"},
+			withAffinity(model.Affinity{Type: model.AffinityClassC}), contosoBackends(), "", "", nil},
+		{"requests to a pool with a queue timeout carry their arrival time, even through its cache tier", "routing-queue-timeout.json", contoso(), contosoBackends(), "", "images", nil},
+		{"a pool that starts on demand and has no ready worker is routed to the activator, bypassing its cache tier", "routing-activator.json", contoso(), contosoBackends(), "", "",
+			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
+				f.Platform.ActivatorPort, f.Platform.ActivationTimeout = 18081, time.Minute
+				for name, p := range pools {
+					p.OnDemandStart = true
+					pools[name] = p
+				}
+				images := pools["images"]
+				images.Idle = true
+				pools["images"] = images
+				b[PoolCluster("images")] = nil
+			}},
+		{"an idle pool that does not start on demand is answered 503 by the frontend", "routing-idle.json", contoso(), contosoBackends(), "", "",
+			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
+				images := pools["images"]
+				images.Idle = true
+				pools["images"] = images
+				b[PoolCluster("images")] = nil
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,6 +103,9 @@ func TestFarmRouting(t *testing.T) {
 				p := pools[tt.stopped]
 				p.Stopped = true
 				pools[tt.stopped] = p
+			}
+			if tt.change != nil {
+				tt.change(&tt.farm, pools, tt.backends)
 			}
 			if tt.timed != "" {
 				p := pools[tt.timed]

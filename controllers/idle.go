@@ -1,0 +1,216 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/activator"
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/internal/render/k8s"
+)
+
+var poolColdStart = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	Name:    "webfarm_pool_cold_start_seconds",
+	Help:    "Time from the request that started an idle pool to its first ready worker, as the activator saw it.",
+	Buckets: []float64{0.5, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89},
+}, []string{"namespace", "pool"})
+
+func init() { metrics.Registry.MustRegister(poolColdStart) }
+
+// Activity is when each pool last got a request, as the leader's frontend
+// statistics saw it; a pool first asked about counts as active then (a new
+// leader does not idle pools it has not watched for their timeout).
+type Activity struct {
+	mu   sync.Mutex
+	last map[types.NamespacedName]time.Time
+}
+
+// Touch records requests for a pool at.
+func (a *Activity) Touch(key types.NamespacedName, at time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.last == nil {
+		a.last = map[types.NamespacedName]time.Time{}
+	}
+	if at.After(a.last[key]) {
+		a.last[key] = at
+	}
+}
+
+// TouchNamespace records requests for every pool known in a namespace.
+func (a *Activity) TouchNamespace(namespace string, at time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for key := range a.last {
+		if key.Namespace == namespace && at.After(a.last[key]) {
+			a.last[key] = at
+		}
+	}
+}
+
+// LastActive is when the pool last got a request (now, the first time).
+func (a *Activity) LastActive(key types.NamespacedName, now time.Time) time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.last == nil {
+		a.last = map[types.NamespacedName]time.Time{}
+	}
+	if _, ok := a.last[key]; !ok {
+		a.last[key] = now
+	}
+	return a.last[key]
+}
+
+// Forget drops a deleted pool.
+func (a *Activity) Forget(key types.NamespacedName) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.last, key)
+}
+
+// idleVerdict is what decideIdle found: the pool's idleSince, the event to
+// record (a reason, or none), and when to look again.
+type idleVerdict struct {
+	idleSince *metav1.Time
+	event     string
+	recheck   time.Duration
+}
+
+// decideIdle is IIS's idle timeout: a pool without requests for its timeout
+// goes idle (no workers); a start asked after it went idle brings it back.
+func decideIdle(p model.Pool, idleSince *metav1.Time, startAsked, lastActive, now time.Time) idleVerdict {
+	switch {
+	case p.IdleTimeout <= 0 || p.Stopped:
+		return idleVerdict{}
+	case idleSince != nil && startAsked.After(idleSince.Time):
+		return idleVerdict{event: v1.ReasonStartedOnDemand}
+	case idleSince != nil:
+		return idleVerdict{idleSince: idleSince}
+	}
+	if quiet := now.Sub(lastActive); quiet < p.IdleTimeout {
+		return idleVerdict{recheck: p.IdleTimeout - quiet}
+	}
+	return idleVerdict{idleSince: &metav1.Time{Time: now.Truncate(time.Second)}, event: v1.ReasonIdled}
+}
+
+// applyIdle records the pool's idle state in its status; it returns when to
+// look at the pool again (0: no need).
+func (r *AppPoolReconciler) applyIdle(pool *v1.AppPool, m model.Pool) time.Duration {
+	if r.Activity == nil {
+		// Without the frontends' statistics no pool is known to be quiet.
+		pool.Status.IdleSince = nil
+		return 0
+	}
+	key := types.NamespacedName{Namespace: pool.Namespace, Name: pool.Name}
+	now := time.Now()
+	startAsked, _ := time.Parse(time.RFC3339Nano, pool.Annotations[v1.WakeAnnotation])
+	v := decideIdle(m, pool.Status.IdleSince, startAsked, r.Activity.LastActive(key, now), now)
+	pool.Status.IdleSince = v.idleSince
+	switch v.event {
+	case v1.ReasonIdled:
+		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, v.event, "Idle", "no requests for %s: no workers until a request comes", m.IdleTimeout)
+	case v1.ReasonStartedOnDemand:
+		// The start is activity: the pool gets its timeout again.
+		r.Activity.Touch(key, now)
+		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, v.event, "Start", "a request for the idle pool starts it")
+	}
+	return v.recheck
+}
+
+// clusterPools give the activator the pools as the operator's cache sees them.
+type clusterPools struct {
+	client client.Client
+}
+
+// ReadyWorker is a ready worker of the pool, from its EndpointSlices.
+func (c clusterPools) ReadyWorker(ctx context.Context, namespace, pool string) (string, bool) {
+	var slices discoveryv1.EndpointSliceList
+	if err := c.client.List(ctx, &slices, client.InNamespace(namespace), client.MatchingLabels{
+		k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelComponent: k8s.ComponentPool, k8s.LabelInstance: pool,
+	}); err != nil {
+		return "", false
+	}
+	for _, e := range backendsOf(slices.Items)[envoy.PoolCluster(pool)] {
+		if e.State == envoy.EndpointReady {
+			return net.JoinHostPort(e.Address, strconv.Itoa(int(e.Port))), true
+		}
+	}
+	return "", false
+}
+
+// Start asks an idle pool to start: the wake annotation, once per idle spell.
+func (c clusterPools) Start(ctx context.Context, namespace, pool string) (bool, error) {
+	var p v1.AppPool
+	if err := c.client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: pool}, &p); err != nil {
+		return false, err
+	}
+	if p.Status.IdleSince == nil {
+		return false, nil
+	}
+	if asked, err := time.Parse(time.RFC3339Nano, p.Annotations[v1.WakeAnnotation]); err == nil && asked.After(p.Status.IdleSince.Time) {
+		return false, nil
+	}
+	patch := client.MergeFrom(p.DeepCopy())
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	p.Annotations[v1.WakeAnnotation] = time.Now().UTC().Format(time.RFC3339Nano)
+	return true, c.client.Patch(ctx, &p, patch)
+}
+
+// ActivatorServer serves the activator on every replica of the operator:
+// the frontends reach whichever their Service picks.
+type ActivatorServer struct {
+	Address string
+	Handler *activator.Activator
+}
+
+// NeedLeaderElection: every replica holds and hands over requests.
+func (s *ActivatorServer) NeedLeaderElection() bool { return false }
+
+// Start serves until ctx ends, then lets held requests finish.
+func (s *ActivatorServer) Start(ctx context.Context) error {
+	srv := &http.Server{Addr: s.Address, Handler: s.Handler, ReadHeaderTimeout: 10 * time.Second}
+	errs := make(chan error, 1)
+	go func() { errs <- srv.ListenAndServe() }()
+	select {
+	case err := <-errs:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), s.Handler.Timeout+5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// newActivator is the activator over the operator's cache.
+func newActivator(c client.Client, timeout time.Duration) *activator.Activator {
+	return &activator.Activator{
+		Pools: clusterPools{client: c}, Timeout: timeout, MaxWaiting: activatorMaxWaiting, Poll: 100 * time.Millisecond,
+		ColdStart: func(namespace, pool string, took time.Duration) {
+			poolColdStart.WithLabelValues(namespace, pool).Observe(took.Seconds())
+		},
+	}
+}
+
+// activatorMaxWaiting bounds the requests one operator replica holds per
+// pool (IIS's default queue length).
+const activatorMaxWaiting = 1000

@@ -1,0 +1,177 @@
+// Package activator holds the requests for an application pool that has no
+// ready worker and starts on demand (IIS's demand start of an idle pool): it
+// asks for the pool to start, waits a bounded time for a ready worker, with
+// a bounded number of requests waiting per pool, and hands each request to
+// the worker. The frontends route such a pool's requests here until they
+// have a ready worker of their own.
+package activator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"webfarm.dev/operator/internal/model"
+)
+
+// Header names the pool a request is for, "namespace/name"; the frontend
+// sets it.
+const Header = model.ActivateHeader
+
+// Pools is what the activator needs of the cluster.
+type Pools interface {
+	// ReadyWorker is the address ("ip:port") of a ready worker of the pool.
+	ReadyWorker(ctx context.Context, namespace, pool string) (string, bool)
+	// Start asks for an idle pool to start; started reports whether this
+	// call asked (false: the pool was not idle, or another request asked).
+	Start(ctx context.Context, namespace, pool string) (started bool, err error)
+}
+
+// Bodies of the activator's 503s, which invite a retry.
+const (
+	QueueFullBody = "Service Unavailable: the application pool is starting and its start queue is full.\n"
+	TimeoutBody   = "Service Unavailable: the application pool did not start in time.\n"
+)
+
+// Activator is an http.Handler.
+type Activator struct {
+	Pools Pools
+	// Timeout bounds a request's wait for a ready worker.
+	Timeout time.Duration
+	// MaxWaiting bounds the requests waiting per pool.
+	MaxWaiting int
+	// Poll is how often a waiting request looks for a ready worker.
+	Poll time.Duration
+	// ColdStart, when set, receives how long a pool took from the request
+	// that started it to its first ready worker.
+	ColdStart func(namespace, pool string, took time.Duration)
+	// Transport reaches the workers (nil: http.DefaultTransport).
+	Transport http.RoundTripper
+
+	mu      sync.Mutex
+	waiting map[string]int
+}
+
+func (a *Activator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	namespace, pool, err := parsePool(r.Header.Get(Header))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	key := namespace + "/" + pool
+	if !a.admit(key) {
+		unavailable(w, QueueFullBody)
+		return
+	}
+	defer a.leave(key)
+
+	ctx, cancel := context.WithTimeout(r.Context(), a.Timeout)
+	defer cancel()
+	begun := time.Now()
+	worker, started, err := a.await(ctx, namespace, pool)
+	if err != nil {
+		unavailable(w, TimeoutBody)
+		return
+	}
+	if started && a.ColdStart != nil {
+		a.ColdStart(namespace, pool, time.Since(begun))
+	}
+	a.forward(w, r, worker)
+}
+
+// await starts the pool if it is idle and waits for a ready worker.
+func (a *Activator) await(ctx context.Context, namespace, pool string) (worker string, started bool, err error) {
+	tick := time.NewTicker(a.Poll)
+	defer tick.Stop()
+	for {
+		if w, ok := a.Pools.ReadyWorker(ctx, namespace, pool); ok {
+			return w, started, nil
+		}
+		// Asked at every poll until it takes: a failed request to start is
+		// retried, and a pool that went idle again meanwhile is started again.
+		if s, err := a.Pools.Start(ctx, namespace, pool); err == nil && s {
+			started = true
+		}
+		select {
+		case <-ctx.Done():
+			return "", started, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// forward hands the request to the worker as the frontend would have: the
+// path as the route rewrote it, the Host and X-Forwarded-For as they came.
+func (a *Activator) forward(w http.ResponseWriter, r *http.Request, worker string) {
+	target := &url.URL{Scheme: "http", Host: worker}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.Host = pr.In.Host
+			pr.Out.Header.Del(Header)
+			if xff := pr.In.Header.Values("X-Forwarded-For"); len(xff) > 0 {
+				pr.Out.Header["X-Forwarded-For"] = xff
+			}
+		},
+		Transport: a.Transport,
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			unavailable(w, fmt.Sprintf("Service Unavailable: the application pool's worker failed: %v\n", err))
+		},
+	}
+	proxy.ServeHTTP(w, r)
+}
+
+func (a *Activator) admit(key string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.waiting == nil {
+		a.waiting = map[string]int{}
+	}
+	if a.waiting[key] >= a.MaxWaiting {
+		return false
+	}
+	a.waiting[key]++
+	return true
+}
+
+func (a *Activator) leave(key string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.waiting[key]--
+	if a.waiting[key] <= 0 {
+		delete(a.waiting, key)
+	}
+}
+
+// Waiting is how many requests wait for the pool now.
+func (a *Activator) Waiting(namespace, pool string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.waiting[namespace+"/"+pool]
+}
+
+func unavailable(w http.ResponseWriter, body string) {
+	w.Header().Set("Retry-After", "1")
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = w.Write([]byte(body))
+}
+
+// parsePool reads "namespace/name", both DNS labels.
+func parsePool(v string) (namespace, pool string, err error) {
+	namespace, pool, ok := strings.Cut(v, "/")
+	if !ok || len(validation.IsDNS1123Label(namespace)) > 0 || len(validation.IsDNS1123Label(pool)) > 0 {
+		return "", "", errors.New("the request names no application pool (" + Header + ": namespace/name)")
+	}
+	return namespace, pool, nil
+}

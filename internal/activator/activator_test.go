@@ -1,0 +1,143 @@
+package activator
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// pools is a pool whose worker becomes ready readyAfter its start.
+type pools struct {
+	worker     string
+	readyAfter time.Duration
+	mu         sync.Mutex
+	startedAt  time.Time
+	starts     atomic.Int32
+}
+
+func (p *pools) ReadyWorker(context.Context, string, string) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.worker, !p.startedAt.IsZero() && time.Since(p.startedAt) >= p.readyAfter
+}
+
+func (p *pools) Start(context.Context, string, string) (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.startedAt.IsZero() {
+		return false, nil
+	}
+	p.startedAt = time.Now()
+	p.starts.Add(1)
+	return true, nil
+}
+
+// worker is an HTTP server standing for a pool's worker: it echoes what it got.
+func worker(t *testing.T) string {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, r.Host+" "+r.URL.RequestURI()+" xff="+r.Header.Get("X-Forwarded-For")+" activate="+r.Header.Get(Header))
+	}))
+	t.Cleanup(s.Close)
+	return strings.TrimPrefix(s.URL, "http://")
+}
+
+func request(pool string) *http.Request {
+	r := httptest.NewRequest(http.MethodGet, "/cart?id=7", nil)
+	r.Host = "shop.example"
+	r.Header.Set("X-Forwarded-For", "192.0.2.10")
+	if pool != "" {
+		r.Header.Set(Header, pool)
+	}
+	return r
+}
+
+func TestAnIdlePoolsFirstRequestStartsItAndIsServed(t *testing.T) {
+	p := &pools{worker: worker(t), readyAfter: 300 * time.Millisecond}
+	var coldStart time.Duration
+	a := &Activator{Pools: p, Timeout: 5 * time.Second, MaxWaiting: 10, Poll: 20 * time.Millisecond,
+		ColdStart: func(_, _ string, took time.Duration) { coldStart = took }}
+	w := httptest.NewRecorder()
+	a.ServeHTTP(w, request("web/shop"))
+	if w.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	if got, want := w.Body.String(), "shop.example /cart?id=7 xff=192.0.2.10 activate="; got != want {
+		t.Errorf("the worker got %q, want %q (host, path and client address as they came, the activator's header gone)", got, want)
+	}
+	if p.starts.Load() != 1 {
+		t.Errorf("%d starts, want 1", p.starts.Load())
+	}
+	if coldStart < 300*time.Millisecond || coldStart > 2*time.Second {
+		t.Errorf("cold start %s, want about 300ms", coldStart)
+	}
+}
+
+func TestRequestsWaitingForAStartingPool(t *testing.T) {
+	tests := []struct {
+		name       string
+		readyAfter time.Duration
+		requests   int
+		maxWaiting int
+		wantOK     int
+		wantBody   string // of the refusals
+	}{
+		{"twenty requests at once start the pool once and are all served", 200 * time.Millisecond, 20, 50, 20, ""},
+		{"requests beyond the start queue are refused at once", time.Second, 8, 5, 5, QueueFullBody},
+		{"a pool that does not start in time gets 503", time.Hour, 3, 10, 0, TimeoutBody},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &pools{worker: worker(t), readyAfter: tt.readyAfter}
+			a := &Activator{Pools: p, Timeout: 2 * time.Second, MaxWaiting: tt.maxWaiting, Poll: 20 * time.Millisecond}
+			var wg sync.WaitGroup
+			var ok atomic.Int32
+			errs := make(chan string, tt.requests)
+			for range tt.requests {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					w := httptest.NewRecorder()
+					a.ServeHTTP(w, request("web/shop"))
+					switch {
+					case w.Code == http.StatusOK:
+						ok.Add(1)
+					case w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "1" || w.Body.String() != tt.wantBody:
+						errs <- w.Body.String()
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for e := range errs {
+				t.Errorf("unexpected answer %q", e)
+			}
+			if int(ok.Load()) != tt.wantOK {
+				t.Errorf("%d served, want %d", ok.Load(), tt.wantOK)
+			}
+			if p.starts.Load() != 1 {
+				t.Errorf("%d starts, want 1", p.starts.Load())
+			}
+			if n := a.Waiting("web", "shop"); n != 0 {
+				t.Errorf("%d still counted as waiting", n)
+			}
+		})
+	}
+}
+
+func TestARequestThatNamesNoValidPoolIsRefused(t *testing.T) {
+	for _, v := range []string{"", "shop", "web/", "/shop", "Web/shop", "web/shop/x", "web/sh op"} {
+		a := &Activator{Pools: &pools{}, Timeout: time.Second, MaxWaiting: 1, Poll: time.Millisecond}
+		w := httptest.NewRecorder()
+		a.ServeHTTP(w, request(v))
+		if w.Code != http.StatusBadRequest {
+			t.Errorf("%s %q: status %d, want 400", Header, v, w.Code)
+		}
+	}
+}
