@@ -72,12 +72,7 @@ func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			if r.CPU != nil {
 				r.CPU.Forget(req.String())
 			}
-			for _, m := range []interface{ DeleteLabelValues(...string) bool }{
-				poolStopped, workerFailures, queueRejected, queueTimedOut, poolRequests, pool5xx, poolWaiting, poolActive, poolCPUPercent,
-				poolRecommendedReplicas, poolMegacyclesPerRequest, poolRequiredMHz, poolMetricsUnavailable, poolColdStart,
-			} {
-				m.DeleteLabelValues(req.Namespace, req.Name)
-			}
+			forgetPoolMetrics(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	"github.com/prometheus/client_golang/prometheus"
 	prommodel "github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,7 +19,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/autoscale"
@@ -46,27 +44,15 @@ const (
 )
 
 var (
-	poolRecommendedReplicas = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "webfarm_pool_autoscale_recommended_replicas",
-		Help: "Workers the autoscaler recommends for the pool from its latest measurement.",
-	}, []string{"namespace", "pool"})
-	poolMegacyclesPerRequest = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "webfarm_pool_megacycles_per_request",
-		Help: "CPU cycles per request of the pool, in millions (its workers' CPU at their nodes' clock rates over its requests/s).",
-	}, []string{"namespace", "pool"})
-	poolRequiredMHz = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "webfarm_pool_required_mhz",
-		Help: "Cycles per second, in millions, the pool's load needs at its target CPU utilisation.",
-	}, []string{"namespace", "pool"})
-	poolMetricsUnavailable = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "webfarm_pool_autoscale_metrics_unavailable",
-		Help: "1 while the autoscaler cannot measure the pool (its replicas hold).",
-	}, []string{"namespace", "pool"})
+	poolRecommendedReplicas = poolGauge("webfarm_pool_autoscale_recommended_replicas",
+		"Workers the autoscaler recommends for the pool from its latest measurement.")
+	poolMegacyclesPerRequest = poolGauge("webfarm_pool_megacycles_per_request",
+		"CPU cycles per request of the pool, in millions (its workers' CPU at their nodes' clock rates over its requests/s).")
+	poolRequiredMHz = poolGauge("webfarm_pool_required_mhz",
+		"Cycles per second, in millions, the pool's load needs at its target CPU utilisation.")
+	poolMetricsUnavailable = poolGauge("webfarm_pool_autoscale_metrics_unavailable",
+		"1 while the autoscaler cannot measure the pool (its replicas hold).")
 )
-
-func init() {
-	metrics.Registry.MustRegister(poolRecommendedReplicas, poolMegacyclesPerRequest, poolRequiredMHz, poolMetricsUnavailable)
-}
 
 // Autoscaler measures every autoscaled pool from Prometheus each Interval,
 // decides its workers with internal/autoscale, and hands the decision to the

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	"github.com/prometheus/client_golang/prometheus"
 	prommodel "github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,7 +15,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/cpu"
@@ -24,12 +22,8 @@ import (
 	"webfarm.dev/operator/internal/render/k8s"
 )
 
-var poolCPUPercent = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-	Name: "webfarm_pool_cpu_percent",
-	Help: "CPU a pool with a cpuLimit used, in percent of its workers' CPU limits (the CPU monitor's reading).",
-}, []string{"namespace", "pool"})
-
-func init() { metrics.Registry.MustRegister(poolCPUPercent) }
+var poolCPUPercent = poolGauge("webfarm_pool_cpu_percent",
+	"CPU a pool with a cpuLimit used, in percent of its workers' CPU limits (the CPU monitor's reading).")
 
 // cpuWindow is the window of the CPU rate the monitor reads: long enough
 // for a few scrapes of the kubelet's counters, short enough to act promptly.

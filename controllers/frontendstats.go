@@ -7,14 +7,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/envoystats"
@@ -26,35 +24,19 @@ import (
 // The operator's own figures of each pool, read from its farms' Envoy
 // frontends: what the queue refused, what waits and runs, what failed.
 var (
-	queueRejected = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "webfarm_pool_queue_rejected_total",
-		Help: "Requests the frontends answered 503 because the pool's queue was full.",
-	}, []string{"namespace", "pool"})
-	queueTimedOut = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "webfarm_pool_queue_timeouts_total",
-		Help: "Requests the frontends answered 503 because they waited longer than the pool's queue timeout.",
-	}, []string{"namespace", "pool"})
-	poolRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "webfarm_pool_requests_total",
-		Help: "Requests the frontends sent to the pool's workers.",
-	}, []string{"namespace", "pool"})
-	pool5xx = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "webfarm_pool_responses_5xx_total",
-		Help: "5xx responses from the pool's workers, as the frontends saw them.",
-	}, []string{"namespace", "pool"})
-	poolWaiting = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "webfarm_pool_requests_waiting",
-		Help: "Requests waiting in the pool's queue at the frontends.",
-	}, []string{"namespace", "pool"})
-	poolActive = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "webfarm_pool_requests_active",
-		Help: "Requests at the pool's workers.",
-	}, []string{"namespace", "pool"})
+	queueRejected = poolCounter("webfarm_pool_queue_rejected_total",
+		"Requests the frontends answered 503 because the pool's queue was full.")
+	queueTimedOut = poolCounter("webfarm_pool_queue_timeouts_total",
+		"Requests the frontends answered 503 because they waited longer than the pool's queue timeout.")
+	poolRequests = poolCounter("webfarm_pool_requests_total",
+		"Requests the frontends sent to the pool's workers.")
+	pool5xx = poolCounter("webfarm_pool_responses_5xx_total",
+		"5xx responses from the pool's workers, as the frontends saw them.")
+	poolWaiting = poolGauge("webfarm_pool_requests_waiting",
+		"Requests waiting in the pool's queue at the frontends.")
+	poolActive = poolGauge("webfarm_pool_requests_active",
+		"Requests at the pool's workers.")
 )
-
-func init() {
-	metrics.Registry.MustRegister(queueRejected, queueTimedOut, poolRequests, pool5xx, poolWaiting, poolActive)
-}
 
 // FrontendStats reads every farm's Envoy frontends every Interval and turns
 // their per-pool counters into the operator's metrics and the pools'

@@ -9,13 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/activator"
@@ -24,13 +22,9 @@ import (
 	"webfarm.dev/operator/internal/render/k8s"
 )
 
-var poolColdStart = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-	Name:    "webfarm_pool_cold_start_seconds",
-	Help:    "Time from the request that started an idle pool to its first ready worker, as the activator saw it.",
-	Buckets: []float64{0.5, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89},
-}, []string{"namespace", "pool"})
-
-func init() { metrics.Registry.MustRegister(poolColdStart) }
+var poolColdStart = poolHistogram("webfarm_pool_cold_start_seconds",
+	"Time from the request that started an idle pool to its first ready worker, as the activator saw it.",
+	[]float64{0.5, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89})
 
 // Activity is when each pool last got a request, as the leader's frontend
 // statistics saw it; a pool first asked about counts as active then (a new

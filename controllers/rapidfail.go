@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,7 +12,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
@@ -28,17 +26,11 @@ import (
 // with the webfarm.dev/restart annotation.
 
 var (
-	workerFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "webfarm_pool_worker_failures_total",
-		Help: "Worker failures (container restarts, failed health checks) rapid-fail protection counted, per pool.",
-	}, []string{"namespace", "pool"})
-	poolStopped = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "webfarm_pool_stopped",
-		Help: "1 while health monitoring keeps the pool stopped, else 0.",
-	}, []string{"namespace", "pool"})
+	workerFailures = poolCounter("webfarm_pool_worker_failures_total",
+		"Worker failures (container restarts, failed health checks) rapid-fail protection counted, per pool.")
+	poolStopped = poolGauge("webfarm_pool_stopped",
+		"1 while health monitoring keeps the pool stopped, else 0.")
 )
-
-func init() { metrics.Registry.MustRegister(workerFailures, poolStopped) }
 
 // rapidFailDecision says whether a pool is stopped after what its status
 // records, the restart annotation, and its recent failures.

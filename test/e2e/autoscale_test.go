@@ -18,7 +18,7 @@ import (
 // An autoscaled pool of the test application: each worker may use 200m for
 // the application and 50m for nginx, 250 MHz on the node labelled 1,000 MHz;
 // at the 30 % policy it carries 75 MHz of load.
-const autoscaleFarm = `apiVersion: webfarm.dev/v1alpha1
+var autoscaleFarm = `apiVersion: webfarm.dev/v1alpha1
 kind: AppPool
 metadata: {name: elastic}
 spec:
@@ -35,18 +35,7 @@ spec:
     targetCPUUtilizationPercent: 30
     stabilizationWindow: 30s
 ---
-apiVersion: webfarm.dev/v1alpha1
-kind: WebFarm
-metadata: {name: elastic}
-spec:
-  sites:
-  - name: main
-    hosts: [elastic.example]
-    routes: [{pathPrefix: /, appPool: elastic}]
-  frontend:
-    replicas: 1
-    cpu: 100m
-`
+` + oneRouteFarm("elastic", "elastic.example", "elastic")
 
 const (
 	autoscaleNodeMHz    = 1000
@@ -172,11 +161,6 @@ func TestAnAutoscaledPoolFollowsItsLoadInCyclesPerRequest(t *testing.T) {
 	})
 
 	t.Run("Prometheus has the pool's figures from the operator", func(t *testing.T) {
-		cluster.EventuallyQuery(t, time.Minute, fmt.Sprintf(`webfarm_pool_megacycles_per_request{namespace=%q,pool="elastic"} > 0`, ns), func(s []framework.Sample) error {
-			if len(s) != 1 {
-				return fmt.Errorf("webfarm_pool_megacycles_per_request %v, want one positive sample", s)
-			}
-			return nil
-		})
+		expectPoolMetric(t, "webfarm_pool_megacycles_per_request", ns, "elastic", "> 0")
 	})
 }

@@ -16,18 +16,7 @@ import (
 
 // A pool of the test application that goes idle after a minute without
 // requests (the shortest idle timeout the API takes).
-var idleFarm = testAppPool("sleepy", 1, "idle: {timeout: 1m}") + `apiVersion: webfarm.dev/v1alpha1
-kind: WebFarm
-metadata: {name: idle}
-spec:
-  sites:
-  - name: main
-    hosts: [idle.example]
-    routes: [{pathPrefix: /, appPool: sleepy}]
-  frontend:
-    replicas: 1
-    cpu: 100m
-`
+var idleFarm = testAppPool("sleepy", 1, "idle: {timeout: 1m}") + oneRouteFarm("idle", "idle.example", "sleepy")
 
 // A pool without requests for its idle timeout scales to zero (phase Idle);
 // the first requests for it are held at the front while it starts and are
@@ -109,12 +98,7 @@ func TestAnIdlePoolScalesToZeroAndItsFirstRequestsStartIt(t *testing.T) {
 		if !strings.Contains(events, "Idled") || !strings.Contains(events, "StartedOnDemand") {
 			t.Errorf("events:\n%s\nwant Idled and StartedOnDemand", events)
 		}
-		cluster.EventuallyQuery(t, time.Minute, fmt.Sprintf(`webfarm_pool_cold_start_seconds_count{namespace=%q,pool="sleepy"}`, ns), func(s []framework.Sample) error {
-			if len(s) != 1 || s[0].Value < 1 {
-				return fmt.Errorf("webfarm_pool_cold_start_seconds_count %v, want 1 or more", s)
-			}
-			return nil
-		})
+		expectPoolMetric(t, "webfarm_pool_cold_start_seconds_count", ns, "sleepy", ">= 1")
 		// Later requests go to the worker directly again.
 		framework.ExpectBody(t, 30*time.Second, url+"/", "app on sleepy-", "Host: idle.example")
 	})

@@ -20,18 +20,7 @@ import (
 
 // A pool of the test application (test/testapp), whose requests can be made
 // slow: 2 workers x 3 concurrent requests, and a queue of 10.
-var queueFarm = testAppPool("slow", 2, "maxConcurrentRequests: 3", "queue: {length: 10}") + `apiVersion: webfarm.dev/v1alpha1
-kind: WebFarm
-metadata: {name: queue}
-spec:
-  sites:
-  - name: main
-    hosts: [queue.example]
-    routes: [{pathPrefix: /, appPool: slow}]
-  frontend:
-    replicas: 1
-    cpu: 100m
-`
+var queueFarm = testAppPool("slow", 2, "maxConcurrentRequests: 3", "queue: {length: 10}") + oneRouteFarm("queue", "queue.example", "slow")
 
 const (
 	queueWorkers    = 2
@@ -109,12 +98,7 @@ func TestABurstBeyondAPoolsQueueGets503AtOnce(t *testing.T) {
 			}
 			return nil
 		})
-		cluster.EventuallyQuery(t, time.Minute, fmt.Sprintf(`webfarm_pool_queue_rejected_total{namespace=%q,pool="slow"}`, ns), func(s []framework.Sample) error {
-			if len(s) != 1 || int(s[0].Value) != queueBurst-admitted {
-				return fmt.Errorf("webfarm_pool_queue_rejected_total %v, want %d", s, queueBurst-admitted)
-			}
-			return nil
-		})
+		expectPoolMetric(t, "webfarm_pool_queue_rejected_total", ns, "slow", "== "+strconv.Itoa(queueBurst-admitted))
 	})
 
 	t.Run("Envoy counts every rejection as a queue overflow", func(t *testing.T) {
@@ -138,18 +122,7 @@ func TestABurstBeyondAPoolsQueueGets503AtOnce(t *testing.T) {
 
 // A pool with a queue timeout: one worker taking 2 requests at once, a queue
 // long enough for the whole burst, and a timeout of half a slow request.
-var queueTimeoutFarm = testAppPool("waits", 1, "maxConcurrentRequests: 2", "queue: {length: 20, timeout: 1s}") + `apiVersion: webfarm.dev/v1alpha1
-kind: WebFarm
-metadata: {name: timeout}
-spec:
-  sites:
-  - name: main
-    hosts: [queue.example]
-    routes: [{pathPrefix: /, appPool: waits}]
-  frontend:
-    replicas: 1
-    cpu: 100m
-`
+var queueTimeoutFarm = testAppPool("waits", 1, "maxConcurrentRequests: 2", "queue: {length: 20, timeout: 1s}") + oneRouteFarm("timeout", "queue.example", "waits")
 
 // A request that waited in the queue longer than queue.timeout is refused
 // with 503 when a worker takes it (IIS AspQueueTimeout), never reaching the
@@ -235,12 +208,7 @@ func TestARequestThatWaitsLongerThanTheQueueTimeoutGets503(t *testing.T) {
 			}
 			return nil
 		})
-		cluster.EventuallyQuery(t, time.Minute, fmt.Sprintf(`webfarm_pool_queue_timeouts_total{namespace=%q,pool="waits"}`, ns), func(s []framework.Sample) error {
-			if len(s) != 1 || int(s[0].Value) != burstSize-concurrency {
-				return fmt.Errorf("webfarm_pool_queue_timeouts_total %v, want %d", s, burstSize-concurrency)
-			}
-			return nil
-		})
+		expectPoolMetric(t, "webfarm_pool_queue_timeouts_total", ns, "waits", "== "+strconv.Itoa(burstSize-concurrency))
 		s, err := cluster.Query(fmt.Sprintf(`webfarm_pool_worker_failures_total{namespace=%q,pool="waits"} > 0`, ns))
 		if err != nil {
 			t.Fatal(err)

@@ -131,18 +131,8 @@ func TestRapidFailProtectionStopsAPoolAndARestartBringsItBack(t *testing.T) {
 		if !strings.Contains(events, "stopped after 3 worker failures") {
 			t.Errorf("events %q, want one saying the pool stopped after 3 failures", events)
 		}
-		cluster.EventuallyQuery(t, time.Minute, fmt.Sprintf(`webfarm_pool_stopped{namespace=%q,pool="fragile"} == 1`, ns), func(s []framework.Sample) error {
-			if len(s) != 1 {
-				return fmt.Errorf("webfarm_pool_stopped samples %v, want one at 1", s)
-			}
-			return nil
-		})
-		cluster.EventuallyQuery(t, time.Minute, fmt.Sprintf(`webfarm_pool_worker_failures_total{namespace=%q,pool="fragile"} >= 3`, ns), func(s []framework.Sample) error {
-			if len(s) != 1 {
-				return fmt.Errorf("webfarm_pool_worker_failures_total samples %v, want one at 3 or more", s)
-			}
-			return nil
-		})
+		expectPoolMetric(t, "webfarm_pool_stopped", ns, "fragile", "== 1")
+		expectPoolMetric(t, "webfarm_pool_worker_failures_total", ns, "fragile", ">= 3")
 	})
 
 	t.Run("the restart annotation starts the pool again under 500 requests/s, losing none", func(t *testing.T) {
@@ -240,18 +230,7 @@ func (p *steadyPoller) stop() (int, []string) {
 	return p.sent, p.failures
 }
 
-var errorBurstFarm = testAppPool("erratic", 1, "rapidFailProtection: {maxFailures: 2, interval: 2m}") + `apiVersion: webfarm.dev/v1alpha1
-kind: WebFarm
-metadata: {name: erratic}
-spec:
-  sites:
-  - name: main
-    hosts: [erratic.example]
-    routes: [{pathPrefix: /, appPool: erratic}]
-  frontend:
-    replicas: 1
-    cpu: 100m
-`
+var errorBurstFarm = testAppPool("erratic", 1, "rapidFailProtection: {maxFailures: 2, interval: 2m}") + oneRouteFarm("erratic", "erratic.example", "erratic")
 
 // A pool whose workers answer mostly 5xx fails as surely as one whose
 // workers crash: each burst (read from the frontend's counters every 5 s)
@@ -379,12 +358,7 @@ func TestTheCPUMonitorReportsOrStopsAPoolOverItsLimit(t *testing.T) {
 		if !strings.Contains(events, "over 10% of the pool's CPU") {
 			t.Errorf("events %q, want one saying the pool is over 10%% of its CPU", events)
 		}
-		cluster.EventuallyQuery(t, time.Minute, fmt.Sprintf(`webfarm_pool_cpu_percent{namespace=%q,pool="hot-report"} > 10`, ns), func(s []framework.Sample) error {
-			if len(s) != 1 {
-				return fmt.Errorf("webfarm_pool_cpu_percent samples %v, want one over 10", s)
-			}
-			return nil
-		})
+		expectPoolMetric(t, "webfarm_pool_cpu_percent", ns, "hot-report", "> 10")
 		framework.ExpectBody(t, 10*time.Second, front+"/report/", "app on hot-report-", host)
 	})
 

@@ -5,6 +5,10 @@ package e2e
 import (
 	"fmt"
 	"strings"
+	"testing"
+	"time"
+
+	"webfarm.dev/operator/test/e2e/framework"
 )
 
 // testAppPool is the manifest of an AppPool running the test application
@@ -24,4 +28,34 @@ func testAppPool(name string, replicas int, extra ...string) string {
 	}
 	return fmt.Sprintf("apiVersion: webfarm.dev/v1alpha1\nkind: AppPool\nmetadata: {name: %s}\nspec:\n  %s\n---\n",
 		name, strings.Join(append(spec, extra...), "\n  "))
+}
+
+// oneRouteFarm is a WebFarm with one small frontend replica that sends every
+// request for host to pool.
+func oneRouteFarm(name, host, pool string) string {
+	return fmt.Sprintf(`apiVersion: webfarm.dev/v1alpha1
+kind: WebFarm
+metadata: {name: %s}
+spec:
+  sites:
+  - name: main
+    hosts: [%s]
+    routes: [{pathPrefix: /, appPool: %s}]
+  frontend:
+    replicas: 1
+    cpu: 100m
+`, name, host, pool)
+}
+
+// expectPoolMetric waits until Prometheus has the operator's metric of a
+// pool meeting cond, a PromQL comparison such as "== 14" or "> 0".
+func expectPoolMetric(t *testing.T, metric, ns, pool, cond string) {
+	t.Helper()
+	expr := fmt.Sprintf(`%s{namespace=%q,pool=%q} %s`, metric, ns, pool, cond)
+	cluster.EventuallyQuery(t, time.Minute, expr, func(s []framework.Sample) error {
+		if len(s) != 1 {
+			return fmt.Errorf("%s: samples %v, want one", expr, s)
+		}
+		return nil
+	})
 }
