@@ -175,6 +175,10 @@ func (in *AppPoolStatus) DeepCopyInto(out *AppPoolStatus) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.IdleSince != nil {
+		in, out := &in.IdleSince, &out.IdleSince
+		*out = (*in).DeepCopy()
+	}
 	in.Capacity.DeepCopyInto(&out.Capacity)
 	in.Queue.DeepCopyInto(&out.Queue)
 }
