@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/controllers"
@@ -223,4 +225,75 @@ func TestTheAutoscalerCountsWorkersAtTheirOwnNodesClockRates(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A NaN reading of a worker's CPU is unknown, not zero: the measurement is
+// incomplete, and an incomplete measurement never scales a pool in.
+func TestAnIncompleteMeasurementNeverScalesIn(t *testing.T) {
+	ns := newNamespace(t)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-550mhz", Labels: map[string]string{controllers.NodeMHzLabel: "550"}}}
+	create(t, node)
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), node) })
+	pool := appPool(ns, "shop")
+	pool.Spec.Replicas = nil
+	pool.Spec.Autoscaling = &v1.Autoscaling{MinReplicas: 1, MaxReplicas: 10, StabilizationWindow: "0s"}
+	create(t, pool, appPool(ns, "blog"), cachePolicy(ns, "static"), webFarm(ns, "web"))
+	frontend := readyPod(t, ns, "web-frontend-0", k8s.ComponentFrontend, "web", node.Name)
+	a := readyPod(t, ns, "shop-pool-a", k8s.ComponentPool, "shop", node.Name)
+	b := readyPod(t, ns, "shop-pool-b", k8s.ComponentPool, "shop", node.Name)
+	requests := func(rps string) {
+		promStub.Set(ns, "envoy_cluster_upstream_rq_total", testutil.PromAnswer{ByPod: map[string]string{frontend.Name: rps}})
+	}
+	cpu := func(coresA, coresB string) {
+		promStub.Set(ns, "container_cpu_usage_seconds_total", testutil.PromAnswer{ByPod: map[string]string{a.Name: coresA, b.Name: coresB}})
+	}
+	requests("150")
+	cpu("0.341", "0.341")
+	expectReplicas(t, ns, "shop", 5)
+
+	requests("15")
+	cpu("NaN", "0.0341")
+	// The autoscaler recommends 1 worker for the lower load (its metric says
+	// so at once; the status' figures follow within a minute) but holds 5.
+	testutil.Eventually(t, timeout, func() error {
+		if got := operatorGauge(t, "webfarm_pool_autoscale_recommended_replicas", ns, "shop"); got != 1 {
+			return fmt.Errorf("recommended %v, want 1", got)
+		}
+		return nil
+	})
+	// For four of the autoscaler's intervals, read every 100 ms, the count holds.
+	poll := time.NewTicker(100 * time.Millisecond)
+	defer poll.Stop()
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); <-poll.C {
+		if got, err := poolReplicas(ns, "shop"); err != nil || got != 5 {
+			t.Fatalf("%d workers (%v) on an incomplete measurement, want 5 held", got, err)
+		}
+	}
+
+	cpu("0.0341", "0.0341")
+	expectReplicas(t, ns, "shop", 1)
+}
+
+// operatorGauge reads a pool's gauge from the running operator's metrics.
+func operatorGauge(t *testing.T, name, ns, pool string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["namespace"] == ns && labels["pool"] == pool {
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return -1
 }
