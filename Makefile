@@ -60,15 +60,28 @@ build: ## Build the operator binary (and the e2e tests' application) into bin/.
 .PHONY: test
 test: tools gen-check lint ## Install tools, check generated files, lint, and run every test (the e2e suite needs root).
 	go test ./... -count=1 -timeout 20m
+	$(MAKE) fuzz-short
 	$(MAKE) test-e2e
 
 .PHONY: test-e2e
 test-e2e: tools images ## Run the end-to-end suite on the local cluster (needs root; starts it unless running, then stops it).
-	go test -tags e2e ./test/e2e/ -count=1 -timeout 30m -v
+	go test -tags e2e ./test/e2e/ -count=1 -timeout 45m -v
 
 .PHONY: test-unit
 test-unit: ## Run the tests without the tool install and checks (tools must be installed).
 	go test ./... -count=1
+
+FUZZTIME ?= 2m
+
+.PHONY: fuzz-short
+fuzz-short: ## Fuzz each renderer for 10s (the real nginx and Envoy check its output).
+	$(MAKE) fuzz FUZZTIME=10s
+
+.PHONY: fuzz
+fuzz: ## Fuzz each renderer for FUZZTIME (2m unless set); -fuzz takes one target per run.
+	go test ./internal/render/nginx -run '^$$' -fuzz '^FuzzPoolConfig$$' -fuzztime $(FUZZTIME)
+	go test ./internal/render/nginx -run '^$$' -fuzz '^FuzzCacheConfig$$' -fuzztime $(FUZZTIME)
+	go test ./internal/render/envoy -run '^$$' -fuzz '^FuzzFarmRouting$$' -fuzztime $(FUZZTIME)
 
 .PHONY: update-golden
 update-golden: ## Rewrite the golden files from the renderers.

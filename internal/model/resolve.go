@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 )
@@ -63,7 +64,10 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 		site.MaxBandwidthBytesPerSecond = deref(s.MaxBandwidthBytesPerSecond, 0)
 		for _, r := range s.Routes {
 			route := Route{
-				PathPrefix:  orDefault(string(r.PathPrefix), v1.DefaultPathPrefix),
+				// The schema admits a trailing "/" ("/api/"); prefixes match
+				// whole segments, so "/api" is the same route, and Envoy's
+				// segment match refuses a prefix ending in "/".
+				PathPrefix:  trimTrailingSlash(orDefault(string(r.PathPrefix), v1.DefaultPathPrefix)),
 				Pool:        string(r.AppPool),
 				CachePolicy: string(r.CachePolicy),
 			}
@@ -181,6 +185,7 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 	if out.Content.Source == ContentNone && out.App == nil {
 		errs.add("an AppPool needs content, an app, or both")
 	}
+	errs.objectName("AppPool", out.Namespace, out.Name)
 	return out, errs.err()
 }
 
@@ -204,7 +209,12 @@ func ResolveCache(cp *v1.CachePolicy, upstreams []Upstream, p Platform) (Cache, 
 		CPUMilli:             quantityOr(s.CPU, v1.DefaultCacheCPU).MilliValue(),
 		Platform:             p,
 	}
+	errs.objectName("CachePolicy", out.Namespace, out.Name)
 	for _, u := range upstreams {
+		if msgs := validation.IsDNS1123Label(u.Pool); len(msgs) > 0 {
+			errs.add(fmt.Sprintf("pool %q: not a valid name: %s", u.Pool, strings.Join(msgs, ", ")))
+			continue
+		}
 		if net.ParseIP(u.Address) == nil {
 			errs.add(fmt.Sprintf("pool %q: Service address %q is not an IP address", u.Pool, u.Address))
 			continue
@@ -225,6 +235,21 @@ func (e *errList) err() error {
 		return nil
 	}
 	return fmt.Errorf("%s", strings.Join(*e, "; "))
+}
+
+// objectName refuses a namespace or name the API server would refuse: they
+// reach config files (nginx.conf's header comment, map keys, upstream names),
+// where a newline or a ";" would start a directive. Empty names (objects
+// built in code) are left alone.
+func (e *errList) objectName(kind, namespace, name string) {
+	for _, n := range []string{namespace, name} {
+		if n == "" {
+			continue
+		}
+		if msgs := validation.IsDNS1123Label(n); len(msgs) > 0 {
+			e.add(fmt.Sprintf("%s %q/%q: %q is not a valid name: %s", kind, namespace, name, n, strings.Join(msgs, ", ")))
+		}
+	}
 }
 
 func (e *errList) duration(field string, v v1.Duration, def string) time.Duration {
@@ -258,6 +283,13 @@ func quantityOr(q *resource.Quantity, def string) *resource.Quantity {
 		return &d
 	}
 	return q
+}
+
+func trimTrailingSlash(prefix string) string {
+	if len(prefix) > 1 {
+		return strings.TrimSuffix(prefix, "/")
+	}
+	return prefix
 }
 
 func sortedKeys(m map[string]bool) []string {

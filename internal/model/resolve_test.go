@@ -107,6 +107,15 @@ func TestResolve(t *testing.T) {
 			}}}, model.Platform{})
 			return err
 		}, `host name "shop.example" belongs to sites "a" and "b"`},
+		{"a path prefix with a trailing slash matches the same segments without it", func() error {
+			m, err := model.ResolveFarm(&v1.WebFarm{Spec: v1.WebFarmSpec{Sites: []v1.Site{
+				{Name: "a", Hosts: []v1.Hostname{"x.example"}, Routes: []v1.Route{{PathPrefix: "/api/", AppPool: "p"}, {PathPrefix: "/", AppPool: "p"}}},
+			}}}, model.Platform{})
+			if err == nil && (m.Sites[0].Routes[0].PathPrefix != "/api" || m.Sites[0].Routes[1].PathPrefix != "/") {
+				t.Errorf("routes %v, want /api and /", m.Sites[0].Routes)
+			}
+			return err
+		}, ""},
 		{"a pool with neither content nor app is refused", func() error {
 			_, err := model.ResolvePool(&v1.AppPool{}, model.Platform{})
 			return err
@@ -119,6 +128,19 @@ func TestResolve(t *testing.T) {
 			_, err := model.ResolveCache(&v1.CachePolicy{}, []model.Upstream{{Pool: "a", Address: "10.0.0.1; evil", Port: 80}}, model.Platform{})
 			return err
 		}, "is not an IP address"},
+		{"a pool name that is not a DNS label never reaches a cache tier's nginx.conf", func() error {
+			_, err := model.ResolveCache(&v1.CachePolicy{}, []model.Upstream{{Pool: "a;\ninclude /etc/passwd", Address: "10.0.0.1", Port: 80}}, model.Platform{})
+			return err
+		}, "not a valid name"},
+		{"a CachePolicy name the API server would refuse never reaches nginx.conf", func() error {
+			_, err := model.ResolveCache(&v1.CachePolicy{ObjectMeta: metav1.ObjectMeta{Name: "x\nload_module /tmp/m.so;", Namespace: "web"}}, nil, model.Platform{})
+			return err
+		}, "not a valid name"},
+		{"an AppPool namespace the API server would refuse never reaches nginx.conf", func() error {
+			_, err := model.ResolvePool(&v1.AppPool{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "web\n}"},
+				Spec: v1.AppPoolSpec{Content: &v1.Content{ConfigMap: &v1.ConfigMapContent{Name: "c"}}}}, model.Platform{})
+			return err
+		}, "not a valid name"},
 		{"upstreams are sorted by pool so the config is stable", func() error {
 			m, err := model.ResolveCache(&v1.CachePolicy{}, []model.Upstream{{Pool: "b", Address: "10.0.0.2", Port: 80}, {Pool: "a", Address: "10.0.0.1", Port: 80}}, model.Platform{})
 			if err == nil && (m.Upstreams[0].Pool != "a" || m.Upstreams[1].Pool != "b") {

@@ -9,6 +9,8 @@ import (
 	"embed"
 	"fmt"
 	"math"
+	"net"
+	"strconv"
 	"strings"
 	"text/template"
 	"time"
@@ -45,7 +47,8 @@ var templateFS embed.FS
 var queueScript string
 
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
-	"seconds": seconds,
+	"seconds":  seconds,
+	"hostPort": hostPort,
 }).ParseFS(templateFS, "templates/*.tmpl"))
 
 // PoolConfig renders the nginx.conf of an AppPool's workers.
@@ -152,6 +155,12 @@ func workerConnections(maxConcurrent int32) int64 {
 func keysZoneMegabytes(memoryBytes int64) int64 {
 	keys := memoryBytes / 1024
 	return max(1, (keys+7999)/8000)
+}
+
+// hostPort writes an address and port as nginx reads them ("[fd00::1]:80"
+// for IPv6).
+func hostPort(address string, port int32) string {
+	return net.JoinHostPort(address, strconv.Itoa(int(port)))
 }
 
 // seconds writes a duration as whole seconds (nginx's "s" unit), rounding up.

@@ -88,6 +88,8 @@ func TestCacheConfig(t *testing.T) {
 	expires.ClientCacheMode, expires.ClientMaxAge = "UseExpires", 10*time.Minute
 	noPools := baseCache()
 	noPools.Upstreams = nil
+	oddNames := baseCache()
+	oddNames.Upstreams = []model.Upstream{{Pool: "default", Address: "fd00::21", Port: 80}, {Pool: "include", Address: "10.96.0.22", Port: 80}}
 
 	tests := []struct {
 		name   string
@@ -98,6 +100,7 @@ func TestCacheConfig(t *testing.T) {
 		{"a tuned policy caches at once, keeps entries 180s and sets max-age", "cache-tuned.conf", tuned},
 		{"UseExpires sets an Expires header", "cache-expires.conf", expires},
 		{"a cache tier without pools yet answers 421 to everything", "cache-no-pools.conf", noPools},
+		{"pools named like map parameters stay names, and an IPv6 Service address is bracketed", "cache-odd-names.conf", oddNames},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

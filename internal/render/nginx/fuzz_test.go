@@ -1,0 +1,474 @@
+package nginx_test
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/nginx"
+	"webfarm.dev/operator/internal/testutil"
+)
+
+// The fuzz targets build custom resources from fuzzed fields, resolve them
+// as the controllers do and render the result. Two invariants:
+//
+//   - structure, for every input the model accepts: the config parses, every
+//     directive (by its enclosing blocks) is one the renderer emits for the
+//     golden files, and the config has the same statements as the one
+//     rendered from the same model with every name replaced by a plain
+//     placeholder, so no user string can add or change a statement;
+//   - `nginx -t` passes, for every input the API server would also admit
+//     (apiAdmits* mirror the CRD schema): the rest never reach the operator.
+
+// hostile strings seed every string field.
+var hostile = []string{
+	"a\nb", "a;b", "a{b", "a}b", `a"b`, "a'b", "a$b", "a#b", "a\x00b", "a b", `a\b`,
+	"x;\ninclude /etc/passwd;", "x\nload_module /tmp/evil.so;", "lua_code_cache off;",
+	`"@type"`, "}\nserver { listen 80; }\n#", "${x}", strings.Repeat("a", 10000), "",
+}
+
+func FuzzPoolConfig(f *testing.F) {
+	// name, namespace, content kind (0 none, 1 ConfigMap, 2 image, 3 claim),
+	// content name, image path, app image ("" no app), app port, cpu, memory,
+	// max concurrent requests, queue timeout, CPU throttle percent (0: no limit).
+	f.Add("shop", "web", uint8(1), "shop-content", "", "", int32(0), "500m", "128Mi", int32(100), "", int32(0))
+	f.Add("shop", "web", uint8(1), "shop-content", "", "registry.example.com/shop:2.1", int32(3000), "2500m", "512Mi", int32(2000), "1500ms", int32(0))
+	f.Add("api", "prod", uint8(0), "", "", "registry.example.com/api@sha256:abc", int32(9000), "4", "1Gi", int32(100000), "1h", int32(50))
+	f.Add("images", "web", uint8(2), "registry.example.com/site:1.4", "/content", "", int32(0), "10m", "16Mi", int32(1), "100ms", int32(1))
+	f.Add("docs", "web", uint8(3), "docs-claim", "", "", int32(0), "64", "64Gi", int32(0), "0s", int32(100))
+	// One field hostile at a time: a refused field would hide the others.
+	for _, h := range hostile {
+		f.Add(h, "web", uint8(1), "c", "", "", int32(0), "", "", int32(0), "", int32(0))
+		f.Add("shop", h, uint8(1), "c", "", "", int32(0), "", "", int32(0), "", int32(0))
+		f.Add("shop", "web", uint8(1), h, "", h, int32(3000), "", "", int32(0), "", int32(0))
+		f.Add("shop", "web", uint8(2), h, h, "", int32(0), "", "", int32(0), "", int32(0))
+		f.Add("shop", "web", uint8(3), h, "", "", int32(0), "", "", int32(0), h, int32(0))
+		f.Add("shop", "web", uint8(1), "c", "", "", int32(0), h, h, int32(0), "", int32(0))
+	}
+	f.Add("shop", "web", uint8(1), "c", "", "app", int32(8080), "1e18", "-1", int32(2147483647), "2562047h", int32(2147483647))
+	f.Add("shop", "web", uint8(1), "c", "", "app", int32(-2147483648), "-64", "1E", int32(-2147483648), "-1s", int32(-2147483648))
+
+	f.Fuzz(func(t *testing.T, name, namespace string, contentKind uint8, contentName, imagePath, appImage string,
+		appPort int32, cpu, memory string, maxConcurrent int32, queueTimeout string, throttle int32) {
+		ap := &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+		s := &ap.Spec
+		switch contentKind % 4 {
+		case 1:
+			s.Content = &v1.Content{ConfigMap: &v1.ConfigMapContent{Name: v1.ObjectName(contentName)}}
+		case 2:
+			s.Content = &v1.Content{Image: &v1.ImageContent{Reference: contentName, Path: imagePath}}
+		case 3:
+			s.Content = &v1.Content{PersistentVolumeClaim: &v1.PersistentVolumeClaimContent{ClaimName: contentName}}
+		}
+		if appImage != "" {
+			s.App = &v1.AppContainer{Image: appImage, Port: appPort}
+		}
+		var ok bool
+		if s.CPU, ok = quantity(cpu); !ok {
+			return // not a quantity: the API server cannot store it
+		}
+		if s.Memory, ok = quantity(memory); !ok {
+			return
+		}
+		s.MaxConcurrentRequests = maxConcurrent
+		s.Queue.Timeout = v1.Duration(queueTimeout)
+		if throttle != 0 {
+			s.CPULimit = &v1.CPULimit{Percent: throttle, Action: v1.CPULimitThrottle}
+		}
+		p, err := model.ResolvePool(ap, model.Platform{})
+		if err != nil {
+			return
+		}
+		conf, err := nginx.PoolConfig(p)
+		if err != nil {
+			t.Fatalf("the model accepted the pool but the renderer failed: %v", err)
+		}
+		plain := p
+		plain.Name, plain.Namespace = "name", "namespace"
+		reference, err := nginx.PoolConfig(plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkStructure(t, conf, reference)
+		if apiAdmitsPool(ap) {
+			nginxCheckOnce(t, conf, nginx.PoolScripts(p))
+		}
+	})
+}
+
+func FuzzCacheConfig(f *testing.F) {
+	// name, namespace, frequent-hit threshold, frequent-hit period, object
+	// TTL, max object size, memory size, cache query strings, client cache
+	// mode, client max age, cpu, then two upstreams' pool name, Service
+	// address and port ("" pool name: no upstream).
+	f.Add("static", "web", int32(2), "10s", "30s", "256Ki", "64Mi", false, "", "", "500m", "images", "10.96.0.21", int32(80), "www", "10.96.0.22", int32(80))
+	f.Add("static", "web", int32(1), "1s", "720h", "1Ki", "64Gi", true, "UseMaxAge", "8760h", "64", "a", "10.0.0.1", int32(1), "", "", int32(0))
+	f.Add("edge", "prod", int32(1000), "24h", "1s", "1Mi", "1Mi", false, "UseExpires", "1s", "10m", "images", "192.168.1.1", int32(65535), "", "", int32(0))
+	f.Add("edge", "prod", int32(0), "", "", "", "", false, "DisableCache", "", "", "", "", int32(0), "", "", int32(0))
+	for _, h := range hostile {
+		f.Add(h, "web", int32(2), "", "", "", "", false, "", "", "", "a", "10.0.0.1", int32(80), "", "", int32(0))
+		f.Add("static", h, int32(2), "", "", "", "", false, "", "", "", "a", "10.0.0.1", int32(80), "", "", int32(0))
+		f.Add("static", "web", int32(2), h, h, "", "", false, h, h, "", "a", "10.0.0.1", int32(80), "", "", int32(0))
+		f.Add("static", "web", int32(2), "", "", h, h, false, "", "", h, "a", "10.0.0.1", int32(80), "", "", int32(0))
+		f.Add("static", "web", int32(2), "", "", "", "", false, "", "", "", h, "10.0.0.1", int32(80), "b", h, int32(80))
+	}
+	f.Add("static", "web", int32(2147483647), "2562047h", "2562047h", "8E", "8E", false, "UseMaxAge", "2562047h", "1e18", "a", "10.0.0.1; evil", int32(-1), "b", "::ffff:10.0.0.1", int32(2147483647))
+	f.Add("static", "web", int32(-2147483648), "-1s", "1ns", "-1", "-1Gi", true, "UseExpires", "0s", "-1", "a", "10.0.0.1", int32(0), "b", "10.0.0.2", int32(-2147483648))
+
+	f.Fuzz(func(t *testing.T, name, namespace string, threshold int32, hitPeriod, ttl, maxObject, memory string,
+		queryStrings bool, mode, maxAge, cpu string,
+		pool1, addr1 string, port1 int32, pool2, addr2 string, port2 int32) {
+		cp := &v1.CachePolicy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+		s := &cp.Spec
+		s.FrequentHitThreshold = threshold
+		s.FrequentHitPeriod = v1.Duration(hitPeriod)
+		s.ObjectTTL = v1.Duration(ttl)
+		for field, value := range map[*resource.Quantity]string{&s.MaxObjectSize: maxObject, &s.MemorySize: memory} {
+			q, ok := quantity(value)
+			if !ok {
+				return
+			}
+			if q != nil {
+				*field = *q
+			}
+		}
+		var ok bool
+		if s.CPU, ok = quantity(cpu); !ok {
+			return
+		}
+		s.CacheQueryStrings = &queryStrings
+		s.ClientCache = v1.ClientCache{Mode: v1.ClientCacheMode(mode), MaxAge: v1.Duration(maxAge)}
+		var upstreams []model.Upstream
+		if pool1 != "" {
+			upstreams = append(upstreams, model.Upstream{Pool: pool1, Address: addr1, Port: port1})
+		}
+		if pool2 != "" {
+			upstreams = append(upstreams, model.Upstream{Pool: pool2, Address: addr2, Port: port2})
+		}
+		c, err := model.ResolveCache(cp, upstreams, model.Platform{})
+		if err != nil {
+			return
+		}
+		conf, err := nginx.CacheConfig(c)
+		if err != nil {
+			t.Fatalf("the model accepted the cache policy but the renderer failed: %v", err)
+		}
+		plain := c
+		plain.Name, plain.Namespace = "name", "namespace"
+		plain.Upstreams = slices.Clone(c.Upstreams)
+		for i := range plain.Upstreams {
+			plain.Upstreams[i].Pool = fmt.Sprintf("pool%d", i)
+		}
+		reference, err := nginx.CacheConfig(plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkStructure(t, conf, reference)
+		if apiAdmitsCache(cp) && upstreamsPlausible(upstreams) {
+			nginxCheckOnce(t, conf)
+		}
+	})
+}
+
+// checkStructure fails the test when conf has a statement the renderer never
+// emits, or differs in its statements from reference, the same model's
+// config with plain names.
+func checkStructure(t *testing.T, conf, reference string) {
+	t.Helper()
+	got, err := statements(conf)
+	if err != nil {
+		t.Fatalf("the rendered config does not parse: %v\n%s", err, excerpt(conf))
+	}
+	allowed := emittedDirectivesOf(t)
+	for _, s := range got {
+		if !allowed[s.path] {
+			t.Fatalf("the rendered config has %q, which the renderer never emits by itself\n%s", s.path, excerpt(conf))
+		}
+	}
+	want, err := statements(reference)
+	if err != nil {
+		t.Fatalf("the reference config does not parse: %v", err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("a user string changed the config's statements:\n got %v\nwant %v\n%s", got, want, excerpt(conf))
+	}
+}
+
+// statement is one nginx statement: its directive with the blocks around it
+// ("http>server>location>proxy_pass") and its number of arguments.
+type statement struct {
+	path string
+	args int
+}
+
+// mapKeywords are the words that mean something as the first word of a
+// statement in a map block; any other first word there is a key.
+var mapKeywords = map[string]bool{"default": true, "include": true, "hostnames": true, "volatile": true}
+
+// statements splits an nginx config into its statements, as nginx's own
+// parser does: words separated by blanks, quoted words, comments to the end
+// of the line, statements ended by ";" or opening a block with "{".
+func statements(conf string) ([]statement, error) {
+	var (
+		out    []statement
+		blocks []string
+		words  []string
+		word   strings.Builder
+		inWord bool
+	)
+	endWord := func() {
+		if inWord {
+			words = append(words, word.String())
+			word.Reset()
+			inWord = false
+		}
+	}
+	end := func(block bool) error {
+		endWord()
+		if len(words) == 0 {
+			return fmt.Errorf("a statement without a directive (after %v)", blocks)
+		}
+		name := words[0]
+		if n := len(blocks); n > 0 && (blocks[n-1] == "types" || blocks[n-1] == "map" && !mapKeywords[name]) {
+			name = "*" // a key of the block, not a directive
+		}
+		path := strings.Join(append(slices.Clone(blocks), name), ">")
+		out = append(out, statement{path, len(words) - 1})
+		if block {
+			blocks = append(blocks, name)
+		}
+		words = words[:0]
+		return nil
+	}
+	for i := 0; i < len(conf); i++ {
+		c := conf[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			endWord()
+		case c == '#' && !inWord:
+			for i < len(conf) && conf[i] != '\n' {
+				i++
+			}
+		case (c == '"' || c == '\'') && !inWord:
+			j := i + 1
+			for ; j < len(conf) && conf[j] != c; j++ {
+				if conf[j] == '\\' {
+					j++
+				}
+			}
+			if j >= len(conf) {
+				return nil, fmt.Errorf("an unterminated quoted string")
+			}
+			word.WriteString(conf[i : j+1])
+			inWord = true
+			i = j
+		case c == ';':
+			if err := end(false); err != nil {
+				return nil, err
+			}
+		case c == '{':
+			if err := end(true); err != nil {
+				return nil, err
+			}
+		case c == '}':
+			endWord()
+			if len(words) > 0 || len(blocks) == 0 {
+				return nil, fmt.Errorf("an unexpected }")
+			}
+			blocks = blocks[:len(blocks)-1]
+		default:
+			word.WriteByte(c)
+			inWord = true
+		}
+	}
+	endWord()
+	if len(words) > 0 || len(blocks) > 0 {
+		return nil, fmt.Errorf("an unterminated statement or block")
+	}
+	return out, nil
+}
+
+// emittedDirectives are the directives (by their blocks) of the golden
+// files: everything the renderer writes by itself.
+var emittedDirectives = sync.OnceValues(func() (map[string]bool, error) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.conf"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no golden configs in testdata: %v", err)
+	}
+	allowed := map[string]bool{}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		ss, err := statements(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		for _, s := range ss {
+			allowed[s.path] = true
+		}
+	}
+	return allowed, nil
+})
+
+func emittedDirectivesOf(t *testing.T) map[string]bool {
+	t.Helper()
+	allowed, err := emittedDirectives()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return allowed
+}
+
+// nginxChecked holds the hashes of configs nginx already accepted: a fuzz
+// worker renders the same config for many inputs, and nginx -t takes tens
+// of milliseconds.
+var nginxChecked sync.Map
+
+func nginxCheckOnce(t *testing.T, conf string, beside ...map[string]string) {
+	t.Helper()
+	h := sha256.New()
+	h.Write([]byte(conf))
+	for _, files := range beside {
+		for _, name := range slices.Sorted(maps.Keys(files)) {
+			fmt.Fprintf(h, "\x00%s\x00%s", name, files[name])
+		}
+	}
+	key := string(h.Sum(nil))
+	if _, done := nginxChecked.Load(key); done {
+		return
+	}
+	testutil.NginxCheck(t, conf, beside...)
+	nginxChecked.Store(key, true)
+}
+
+// quantity parses a fuzzed quantity; "" is an unset field.
+func quantity(s string) (*resource.Quantity, bool) {
+	if s == "" {
+		return nil, true
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return nil, false
+	}
+	return &q, true
+}
+
+func excerpt(conf string) string {
+	if len(conf) > 4000 {
+		return conf[:4000] + "\n..."
+	}
+	return conf
+}
+
+// The CRD schema's rules for the fields the targets fuzz (api/v1alpha1's
+// markers), and the API server's rules for object names.
+var (
+	dnsLabel     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	imageRef     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:@-]*$`)
+	imagePath    = regexp.MustCompile(`^/[A-Za-z0-9._/-]*$`)
+	claimName    = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+	durationForm = regexp.MustCompile(`^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$`)
+)
+
+func objectName(s string, maxLen int) bool { return len(s) <= maxLen && dnsLabel.MatchString(s) }
+
+// durationIn: unset, or a duration of the schema's form within [lo, hi].
+func durationIn(d v1.Duration, lo, hi time.Duration) bool {
+	if d == "" {
+		return true
+	}
+	if len(d) > 32 || !durationForm.MatchString(string(d)) {
+		return false
+	}
+	v, err := time.ParseDuration(string(d))
+	return err == nil && v >= lo && v <= hi
+}
+
+// quantityIn: unset, or within [lo, hi] ("" hi: no upper bound).
+func quantityIn(q *resource.Quantity, lo, hi string) bool {
+	if q == nil || q.IsZero() {
+		return true
+	}
+	if q.Cmp(resource.MustParse(lo)) < 0 {
+		return false
+	}
+	return hi == "" || q.Cmp(resource.MustParse(hi)) <= 0
+}
+
+func apiAdmitsPool(ap *v1.AppPool) bool {
+	s := ap.Spec
+	if !objectName(ap.Name, 50) || !objectName(ap.Namespace, 63) {
+		return false
+	}
+	if c := s.Content; c != nil {
+		switch {
+		case c.ConfigMap != nil && !objectName(string(c.ConfigMap.Name), 63),
+			c.Image != nil && (len(c.Image.Reference) > 512 || !imageRef.MatchString(c.Image.Reference) ||
+				len(c.Image.Path) > 256 || c.Image.Path != "" && !imagePath.MatchString(c.Image.Path)),
+			c.PersistentVolumeClaim != nil && (len(c.PersistentVolumeClaim.ClaimName) > 253 || !claimName.MatchString(c.PersistentVolumeClaim.ClaimName)):
+			return false
+		}
+	}
+	if a := s.App; a != nil && (len(a.Image) > 512 || !imageRef.MatchString(a.Image) ||
+		a.Port < 1024 || a.Port > 65535 || a.Port == 8080 || a.Port == 8081) {
+		return false
+	}
+	if l := s.CPULimit; l != nil && (l.Percent < 1 || l.Percent > 100) {
+		return false
+	}
+	return quantityIn(s.CPU, "10m", "64") && quantityIn(s.Memory, "16Mi", "") &&
+		s.MaxConcurrentRequests >= 0 && s.MaxConcurrentRequests <= 100000 &&
+		durationIn(s.Queue.Timeout, 100*time.Millisecond, time.Hour)
+}
+
+func apiAdmitsCache(cp *v1.CachePolicy) bool {
+	s := cp.Spec
+	switch s.ClientCache.Mode {
+	case "", v1.ClientCacheNoControl, v1.ClientCacheDisable:
+	case v1.ClientCacheMaxAge, v1.ClientCacheExpires:
+		if s.ClientCache.MaxAge == "" {
+			return false
+		}
+	default:
+		return false
+	}
+	if !s.MaxObjectSize.IsZero() && !s.MemorySize.IsZero() && s.MaxObjectSize.Cmp(s.MemorySize) > 0 {
+		return false
+	}
+	return objectName(cp.Name, 50) && objectName(cp.Namespace, 63) &&
+		s.FrequentHitThreshold >= 0 && s.FrequentHitThreshold <= 1000 &&
+		durationIn(s.FrequentHitPeriod, time.Second, 24*time.Hour) &&
+		durationIn(s.ObjectTTL, time.Second, 720*time.Hour) &&
+		durationIn(s.ClientCache.MaxAge, time.Second, 8760*time.Hour) &&
+		quantityIn(&s.MaxObjectSize, "1Ki", "") && quantityIn(&s.MemorySize, "1Mi", "64Gi") &&
+		quantityIn(s.CPU, "10m", "64")
+}
+
+// upstreamsPlausible: what Kubernetes gives the cache controller, distinct
+// AppPools (names are DNS labels) reached at a Service's IP and port.
+func upstreamsPlausible(us []model.Upstream) bool {
+	seen := map[string]bool{}
+	for _, u := range us {
+		if !objectName(u.Pool, 50) || seen[u.Pool] || net.ParseIP(u.Address) == nil || u.Port < 1 || u.Port > 65535 {
+			return false
+		}
+		seen[u.Pool] = true
+	}
+	return true
+}
