@@ -175,6 +175,8 @@ func TestACrashedWorkerRestartsAndTheFarmKeepsServing(t *testing.T) {
 	cluster.Apply(t, ns, trafficFarm)
 	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/traffic", "apppool/steady")
 	url := cluster.ServiceURL(t, ns, "traffic-frontend") + "/"
+	// A Ready farm may not be in kube-proxy's rules yet: serve once first.
+	framework.ExpectBody(t, time.Minute, url, "steady traffic", "Host: traffic.example")
 	selector := "app.kubernetes.io/instance=steady,app.kubernetes.io/name=webfarm-pool"
 	victim := cluster.Pods(t, ns, selector)[0].Name
 	restarts := func() string {
