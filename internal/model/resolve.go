@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"net"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 // ResolveFarm turns a WebFarm into the model, applying defaults for empty fields.
 func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 	var errs errList
+	errs.objectName("WebFarm", f.Namespace, f.Name)
 	fe := f.Spec.Frontend
 	out := Farm{
 		Name:            f.Name,
@@ -44,6 +46,9 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 			c = &v1.AffinityCookieSpec{}
 		}
 		out.Affinity.CookieName = orDefault(c.Name, v1.DefaultAffinityCookieName)
+		if !cookieName.MatchString(out.Affinity.CookieName) {
+			errs.add(fmt.Sprintf("sessionAffinity.cookie.name %q: letters, digits, '.', '_' or '-', at most 64", out.Affinity.CookieName))
+		}
 		out.Affinity.CookieTTL = errs.duration("sessionAffinity.cookie.ttl", c.TTL, "0s")
 	}
 
@@ -284,6 +289,9 @@ func quantityOr(q *resource.Quantity, def string) *resource.Quantity {
 	}
 	return q
 }
+
+// cookieName is the schema's pattern of an affinity cookie's name.
+var cookieName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 func trimTrailingSlash(prefix string) string {
 	if len(prefix) > 1 {

@@ -141,6 +141,15 @@ func TestResolve(t *testing.T) {
 				Spec: v1.AppPoolSpec{Content: &v1.Content{ConfigMap: &v1.ConfigMapContent{Name: "c"}}}}, model.Platform{})
 			return err
 		}, "not a valid name"},
+		{"a WebFarm name that is not valid UTF-8 never reaches the Envoy node", func() error {
+			_, err := model.ResolveFarm(&v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Name: "\xc0", Namespace: "web"}}, model.Platform{})
+			return err
+		}, "not a valid name"},
+		{"an affinity cookie name outside the schema's pattern never reaches Envoy", func() error {
+			_, err := model.ResolveFarm(&v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "web"}, Spec: v1.WebFarmSpec{
+				SessionAffinity: v1.SessionAffinity{Type: v1.AffinityCookie, Cookie: &v1.AffinityCookieSpec{Name: "a\xc0; Path=/"}}}}, model.Platform{})
+			return err
+		}, "sessionAffinity.cookie.name"},
 		{"upstreams are sorted by pool so the config is stable", func() error {
 			m, err := model.ResolveCache(&v1.CachePolicy{}, []model.Upstream{{Pool: "b", Address: "10.0.0.2", Port: 80}, {Pool: "a", Address: "10.0.0.1", Port: 80}}, model.Platform{})
 			if err == nil && (m.Upstreams[0].Pool != "a" || m.Upstreams[1].Pool != "b") {
