@@ -4,10 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
-	"os"
-	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -196,37 +196,13 @@ func extensions(doc []byte) (map[string]bool, error) {
 	return out, nil
 }
 
-// emittedExtensions are those of the golden files: every feature of the
+// emittedExtensionsOf are those of the golden files: every feature of the
 // renderer has one.
-var emittedExtensions = sync.OnceValues(func() (map[string]bool, error) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
-	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("no golden files in testdata: %v", err)
-	}
-	allowed := map[string]bool{}
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		got, err := extensions(b)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		for e := range got {
-			allowed[e] = true
-		}
-	}
-	return allowed, nil
-})
-
 func emittedExtensionsOf(t *testing.T) map[string]bool {
-	t.Helper()
-	allowed, err := emittedExtensions()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return allowed
+	return testutil.GoldenVocabulary(t, "*.json", func(file []byte) ([]string, error) {
+		found, err := extensions(file)
+		return slices.Collect(maps.Keys(found)), err
+	})
 }
 
 // envoyChecked holds the hashes of bootstraps Envoy already accepted: Envoy

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -302,37 +300,17 @@ func statements(conf string) ([]statement, error) {
 	return out, nil
 }
 
-// emittedDirectives are the directives (by their blocks) of the golden
+// emittedDirectivesOf are the directives (by their blocks) of the golden
 // files: everything the renderer writes by itself.
-var emittedDirectives = sync.OnceValues(func() (map[string]bool, error) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.conf"))
-	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("no golden configs in testdata: %v", err)
-	}
-	allowed := map[string]bool{}
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		ss, err := statements(string(b))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		for _, s := range ss {
-			allowed[s.path] = true
-		}
-	}
-	return allowed, nil
-})
-
 func emittedDirectivesOf(t *testing.T) map[string]bool {
-	t.Helper()
-	allowed, err := emittedDirectives()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return allowed
+	return testutil.GoldenVocabulary(t, "*.conf", func(file []byte) ([]string, error) {
+		ss, err := statements(string(file))
+		paths := make([]string, len(ss))
+		for i, s := range ss {
+			paths[i] = s.path
+		}
+		return paths, err
+	})
 }
 
 // nginxChecked holds the hashes of configs nginx already accepted: a fuzz
