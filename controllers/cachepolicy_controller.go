@@ -132,7 +132,11 @@ func (r *CachePolicyReconciler) applyCacheTier(ctx context.Context, m model.Cach
 	if err != nil {
 		return nil, err
 	}
-	objs := k8s.Cache(m, conf)
+	agentConf, err := nginx.CacheAgentConfig(m)
+	if err != nil {
+		return nil, err
+	}
+	objs := k8s.Cache(m, conf, agentConf)
 	if _, err := apply.Apply(ctx, r.Applier, &corev1.ConfigMap{}, objs.ConfigMap, corev1ac.ExtractConfigMap); err != nil {
 		return nil, err
 	}

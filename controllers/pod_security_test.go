@@ -71,7 +71,7 @@ func TestGeneratedPodTemplatesPassTheAPIServersRestrictedPodSecurityCheck(t *tes
 	}{
 		{"the Envoy frontend is not warned about", k8s.Frontend(farm, []byte("{}")).Deployment, false},
 		{"a pool with image content and an app is not warned about", k8s.Pool(pool, "").Deployment, false},
-		{"a cache tier is not warned about", k8s.Cache(cache, "").Deployment, false},
+		{"a cache tier is not warned about", k8s.Cache(cache, "", "").Deployment, false},
 		{"a privileged pod, as a control, is warned about", privileged, true},
 	}
 	for _, tt := range tests {

@@ -36,7 +36,7 @@ var (
 	// operator's cache.
 	operatorClient client.Client
 	platform       = model.Platform{
-		Images:  model.Images{Envoy: "localhost/webfarm-envoy:1.40.0", Nginx: "localhost/webfarm-nginx:1.22.1", PullPolicy: "IfNotPresent"},
+		Images:  model.Images{Envoy: "localhost/webfarm-envoy:1.40.0", Nginx: "localhost/webfarm-nginx:1.22.1", CacheAgent: "localhost/webfarm-operator:dev", PullPolicy: "IfNotPresent"},
 		XDSHost: "webfarm-operator-xds.webfarm-system.svc", XDSPort: 18000,
 	}
 	namespaceCounter atomic.Int32

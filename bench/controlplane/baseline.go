@@ -129,7 +129,11 @@ func runBaseline(ctx context.Context, cfg *rest.Config, w workload, ns string, q
 		if err != nil {
 			return err
 		}
-		objs := k8s.Cache(m, conf)
+		agentConf, err := nginx.CacheAgentConfig(m)
+		if err != nil {
+			return err
+		}
+		objs := k8s.Cache(m, conf, agentConf)
 		return applyAll(ctx, objs.ConfigMap, objs.Service, objs.Deployment)
 	})
 	res.wall = time.Since(start)

@@ -40,7 +40,7 @@ const (
 // The manager's default platform (its flags' defaults): the baseline renders
 // with the same images and xDS address, so both runs make identical objects.
 var platform = model.Platform{
-	Images:  model.Images{Envoy: "localhost/webfarm-envoy:1.40.0", Nginx: "localhost/webfarm-nginx:1.22.1", PullPolicy: "IfNotPresent"},
+	Images:  model.Images{Envoy: "localhost/webfarm-envoy:1.40.0", Nginx: "localhost/webfarm-nginx:1.22.1", CacheAgent: "localhost/webfarm-operator:dev", PullPolicy: "IfNotPresent"},
 	XDSHost: "webfarm-operator-xds.webfarm-system.svc",
 	XDSPort: 18000,
 }

@@ -26,18 +26,23 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"webfarm.dev/operator/controllers"
+	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/scheme"
 	"webfarm.dev/operator/internal/xds"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "cache-agent" {
+		os.Exit(runCacheAgent(os.Args[2:]))
+	}
 	var (
 		metricsAddr, probeAddr, xdsAddress, xdsBindAddress string
 		leaderElect                                        bool
 		leaderElectionNamespace                            string
-		envoyImage, nginxImage, pullPolicy                 string
+		envoyImage, nginxImage, agentImage, pullPolicy     string
 		concurrency                                        int
 		apiQPS                                             float64
 		apiBurst                                           int
@@ -54,6 +59,7 @@ func main() {
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election lease (default: the operator's own)")
 	flag.StringVar(&envoyImage, "envoy-image", "localhost/webfarm-envoy:1.40.0", "image of the Envoy frontends")
 	flag.StringVar(&nginxImage, "nginx-image", "localhost/webfarm-nginx:1.22.1", "image of the nginx workers and cache tiers")
+	flag.StringVar(&agentImage, "cache-agent-image", "localhost/webfarm-operator:dev", "image of the agent beside each cache tier's nginx: the operator's own image")
 	flag.StringVar(&pullPolicy, "image-pull-policy", "IfNotPresent", "pull policy of every generated container")
 	flag.StringVar(&xdsAddress, "xds-address", "webfarm-operator-xds.webfarm-system.svc:18000", "host:port where Envoy frontends reach the operator's xDS server")
 	flag.StringVar(&xdsBindAddress, "xds-bind-address", ":18000", "address the xDS server listens on")
@@ -76,7 +82,7 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
 
-	platform, err := platformFrom(envoyImage, nginxImage, pullPolicy, xdsAddress)
+	platform, err := platformFrom(model.Images{Envoy: envoyImage, Nginx: nginxImage, CacheAgent: agentImage, PullPolicy: pullPolicy}, xdsAddress)
 	if err == nil && (activatorPort < 0 || activatorPort > 65535 || activationTimeout <= 0) {
 		err = fmt.Errorf("--activator-port %d must be 0-65535 and --activation-timeout %s positive", activatorPort, activationTimeout)
 	}
@@ -158,7 +164,7 @@ func onlyManagedChildren() map[client.Object]cache.ByObject {
 	}
 }
 
-func platformFrom(envoyImage, nginxImage, pullPolicy, xdsAddress string) (model.Platform, error) {
+func platformFrom(images model.Images, xdsAddress string) (model.Platform, error) {
 	host, portText, err := net.SplitHostPort(xdsAddress)
 	if err != nil {
 		return model.Platform{}, fmt.Errorf("--xds-address %q: %w", xdsAddress, err)
@@ -167,14 +173,27 @@ func platformFrom(envoyImage, nginxImage, pullPolicy, xdsAddress string) (model.
 	if err != nil || port < 1 || port > 65535 {
 		return model.Platform{}, fmt.Errorf("--xds-address %q: port must be 1-65535", xdsAddress)
 	}
-	switch corev1.PullPolicy(pullPolicy) {
+	switch corev1.PullPolicy(images.PullPolicy) {
 	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
 	default:
-		return model.Platform{}, fmt.Errorf("--image-pull-policy %q: want Always, IfNotPresent or Never", pullPolicy)
+		return model.Platform{}, fmt.Errorf("--image-pull-policy %q: want Always, IfNotPresent or Never", images.PullPolicy)
 	}
 	return model.Platform{
-		Images:  model.Images{Envoy: envoyImage, Nginx: nginxImage, PullPolicy: pullPolicy},
+		Images:  images,
 		XDSHost: host,
 		XDSPort: int32(port),
 	}, nil
+}
+
+// runCacheAgent runs the agent beside a cache tier's nginx: "manager
+// cache-agent --config FILE".
+func runCacheAgent(args []string) int {
+	fs := flag.NewFlagSet("cache-agent", flag.ExitOnError)
+	config := fs.String("config", "/etc/webfarm/"+nginx.AgentConfigFile, "the agent's configuration, rendered by the operator")
+	_ = fs.Parse(args)
+	if err := cacheagent.Main(ctrl.SetupSignalHandler(), *config); err != nil {
+		fmt.Fprintln(os.Stderr, "cache-agent:", err)
+		return 1
+	}
+	return 0
 }

@@ -35,6 +35,9 @@ const QueueTimeoutStatus = 599
 type Images struct {
 	Envoy string
 	Nginx string
+	// CacheAgent is the operator's own image: its binary is also the agent
+	// beside each cache tier's nginx ("manager cache-agent").
+	CacheAgent string
 	// PullPolicy applies to every generated container ("IfNotPresent" by default).
 	PullPolicy string
 }

@@ -120,7 +120,7 @@ func TestTheChartRendersTheOperator(t *testing.T) {
 		if c.Image != "localhost/webfarm-operator:1.2.3" || c.ImagePullPolicy != corev1.PullIfNotPresent {
 			t.Errorf("image %s (%s)", c.Image, c.ImagePullPolicy)
 		}
-		for _, want := range []string{"--nginx-image=registry.example.com/nginx:9", "--concurrency=12", "--xds-address=wf-xds.webfarm-system.svc:18000", "--leader-elect"} {
+		for _, want := range []string{"--nginx-image=registry.example.com/nginx:9", "--cache-agent-image=localhost/webfarm-operator:1.2.3", "--concurrency=12", "--xds-address=wf-xds.webfarm-system.svc:18000", "--leader-elect"} {
 			if !contains(c.Args, want) {
 				t.Errorf("args %v lack %s", c.Args, want)
 			}
@@ -179,7 +179,7 @@ func TestTheChartInstallsAndItsRBACIsEnoughForTheOperator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := controllers.SetupAll(mgr, model.Platform{Images: model.Images{Envoy: "envoy", Nginx: "nginx", PullPolicy: "IfNotPresent"}, XDSHost: "wf-xds.webfarm-system.svc", XDSPort: 18000}, controllers.ControllerOptions{MaxConcurrentReconciles: 2}); err != nil {
+	if err := controllers.SetupAll(mgr, model.Platform{Images: model.Images{Envoy: "envoy", Nginx: "nginx", CacheAgent: "agent", PullPolicy: "IfNotPresent"}, XDSHost: "wf-xds.webfarm-system.svc", XDSPort: 18000}, controllers.ControllerOptions{MaxConcurrentReconciles: 2}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -8,6 +8,7 @@ import (
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
+	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/nginx"
 )
@@ -19,28 +20,57 @@ type CacheObjects struct {
 	Deployment *appsv1ac.DeploymentApplyConfiguration
 }
 
-// cacheOverheadBytes is the memory a cache pod needs besides its cache: nginx
-// itself and its buffers. The in-memory cache volume counts against the limit.
-const cacheOverheadBytes = 64 << 20
+// cacheOverheadBytes is the memory a cache pod's nginx needs besides its
+// cache: nginx itself and its buffers. The in-memory cache volume counts
+// against its limit.
+const (
+	cacheOverheadBytes = 64 << 20
+	agentMemoryBytes   = 64 << 20
+)
 
-// Cache builds a cache tier around its rendered nginx.conf.
-func Cache(cache model.Cache, nginxConf string) CacheObjects {
+// cacheVolumeBytes is room for memorySize with headroom: nginx's cache
+// manager evicts down to max_size shortly after the cache outgrows it, and a
+// volume over its size limit gets the pod evicted.
+func cacheVolumeBytes(memorySize int64) int64 { return memorySize + memorySize/4 + 16<<20 }
+
+// agentCPUMilli is the CPU of the agent beside a cache tier's nginx: it
+// carries the misses.
+func agentCPUMilli(cacheCPUMilli int64) int64 { return max(100, cacheCPUMilli/4) }
+
+// Cache builds a cache tier around its rendered nginx.conf and the
+// configuration of its agent.
+func Cache(cache model.Cache, nginxConf, agentConf string) CacheObjects {
 	name := CacheName(cache.Name)
 	owner := Owner{Kind: "CachePolicy", Name: cache.Name, UID: cache.UID}
 
 	c := children{component: ComponentCache, instance: cache.Name, name: name, namespace: cache.Namespace, owner: owner}
 
-	worker := nginxContainer(cache.Platform.Images, cache.CPUMilli, cache.MemorySizeBytes+cacheOverheadBytes).
+	volumeBytes := cacheVolumeBytes(cache.MemorySizeBytes)
+	worker := nginxContainer(cache.Platform.Images, cache.CPUMilli, volumeBytes+cacheOverheadBytes).
 		WithReadinessProbe(httpProbe("/healthz", "status", 5*time.Second, time.Second, 3)).
 		WithVolumeMounts(corev1ac.VolumeMount().WithName(cacheVolume).WithMountPath(nginx.CacheDir))
+	images := cache.Platform.Images
+	agent := corev1ac.Container().WithName("agent").
+		WithImage(images.CacheAgent).WithImagePullPolicy(corev1.PullPolicy(images.PullPolicy)).
+		WithCommand("/manager", "cache-agent", "--config", nginx.ConfigDir+"/"+nginx.AgentConfigFile).
+		WithPorts(containerPort("agent", nginx.AgentAdminPort)).
+		WithReadinessProbe(httpProbe(cacheagent.HealthPath, "agent", 5*time.Second, time.Second, 3)).
+		WithLivenessProbe(httpProbe(cacheagent.HealthPath, "agent", 10*time.Second, 2*time.Second, 3)).
+		WithResources(resources(agentCPUMilli(cache.CPUMilli), agentMemoryBytes)).
+		WithSecurityContext(restrictedContainer()).
+		WithVolumeMounts(
+			corev1ac.VolumeMount().WithName(configVolume).WithMountPath(nginx.ConfigDir).WithReadOnly(true),
+			corev1ac.VolumeMount().WithName(tmpVolume).WithMountPath(nginx.TmpDir),
+			corev1ac.VolumeMount().WithName(cacheVolume).WithMountPath(nginx.CacheDir),
+		)
 
 	memory := corev1ac.Volume().WithName(cacheVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource().
 		WithMedium(corev1.StorageMediumMemory).
-		WithSizeLimit(*resource.NewQuantity(cache.MemorySizeBytes, resource.BinarySI)))
-	pod := corev1ac.PodSpec().WithContainers(worker).WithVolumes(configMapVolume(name), tmpVolumeSource(), memory)
+		WithSizeLimit(*resource.NewQuantity(volumeBytes, resource.BinarySI)))
+	pod := corev1ac.PodSpec().WithContainers(worker, agent).WithVolumes(configMapVolume(name), tmpVolumeSource(), memory)
 	return CacheObjects{
-		ConfigMap:  c.configMap(map[string]string{NginxConfigKey: nginxConf}),
+		ConfigMap:  c.configMap(map[string]string{NginxConfigKey: nginxConf, nginx.AgentConfigFile: agentConf}),
 		Service:    c.service(corev1.ServiceTypeClusterIP, 80, 0),
-		Deployment: c.deployment(&cache.Replicas, ConfigHash(nginxConf), pod),
+		Deployment: c.deployment(&cache.Replicas, ConfigHash(nginxConf, nginx.AgentConfigFile, agentConf), pod),
 	}
 }

@@ -21,7 +21,7 @@ import (
 )
 
 var platform = model.Platform{
-	Images:  model.Images{Envoy: "localhost/webfarm-envoy:1.40.0", Nginx: "localhost/webfarm-nginx:1.22.1", PullPolicy: "IfNotPresent"},
+	Images:  model.Images{Envoy: "localhost/webfarm-envoy:1.40.0", Nginx: "localhost/webfarm-nginx:1.22.1", CacheAgent: "localhost/webfarm-operator:dev", PullPolicy: "IfNotPresent"},
 	XDSHost: "webfarm-operator-xds.webfarm-system.svc", XDSPort: 18000,
 }
 
@@ -69,7 +69,7 @@ func toYAML(t *testing.T, objs ...any) []byte {
 func TestObjects(t *testing.T) {
 	fe := k8s.Frontend(farm(), []byte("{}\n"))
 	p := k8s.Pool(pool(), "# nginx.conf\n")
-	c := k8s.Cache(cache(), "# nginx.conf\n")
+	c := k8s.Cache(cache(), "# nginx.conf\n", "{}\n")
 	tests := []struct {
 		name   string
 		golden string
@@ -105,7 +105,7 @@ func TestPodsMeetTheRestrictedPodSecurityStandard(t *testing.T) {
 		{"a pool with image content and an app", k8s.Pool(pool(), "").Deployment},
 		{"a pool serving a ConfigMap", k8s.Pool(withConfigMap, "").Deployment},
 		{"a pool serving a volume claim", k8s.Pool(withClaim, "").Deployment},
-		{"a cache tier", k8s.Cache(cache(), "").Deployment},
+		{"a cache tier", k8s.Cache(cache(), "", "").Deployment},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is restricted", func(t *testing.T) {

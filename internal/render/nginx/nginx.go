@@ -7,6 +7,7 @@ package nginx
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"text/template"
 	"time"
 
+	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/model"
 )
 
@@ -35,6 +37,14 @@ const (
 	// request's time in the queue (a relative js_import resolves against
 	// the directory of nginx.conf).
 	QueueScriptFile = "queue.js"
+	// The cache tier's agent, in the same pod: misses go through it on the
+	// loopback, nginx logs each request's cache status to its socket, and
+	// the operator reads its counters and asks for purges on its admin port.
+	AgentProxyPort  = 8082
+	AgentAdminPort  = 8083
+	AgentLogSocket  = TmpDir + "/cache-agent.sock"
+	AgentConfigFile = "cache-agent.json"
+
 	// njsModule is where Debian's libnginx-mod-http-js puts the module, in
 	// the nginx image and on the machines that check configs.
 	njsModule = "/usr/lib/nginx/modules/ngx_http_js_module.so"
@@ -48,7 +58,7 @@ var queueScript string
 
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"seconds":  seconds,
-	"hostPort": hostPort,
+	"hostPort": hostPort[int32],
 }).ParseFS(templateFS, "templates/*.tmpl"))
 
 // PoolConfig renders the nginx.conf of an AppPool's workers.
@@ -99,10 +109,38 @@ func CacheConfig(c model.Cache) (string, error) {
 		Workers:           workerProcesses(c.CPUMilli),
 		WorkerConnections: 4096,
 		KeysZoneMegabytes: keysZoneMegabytes(c.MemorySizeBytes),
-		PoolHeaderVar:     "$http_" + strings.ReplaceAll(strings.ToLower(model.PoolHeader), "-", "_"),
+		PoolHeaderVar:     "$http_" + headerVar(model.PoolHeader),
+		AdmitHeaderVar:    headerVar(cacheagent.AdmitHeader),
+		KeyHeader:         cacheagent.KeyHeader,
+		LookupHeader:      cacheagent.LookupHeader,
+		AdmitHeader:       cacheagent.AdmitHeader,
+		AgentProxyAddress: hostPort("127.0.0.1", AgentProxyPort),
+		AgentLogSocket:    AgentLogSocket,
 		Common:            common(),
 	})
 }
+
+// CacheAgentConfig renders the configuration of a cache tier's agent.
+func CacheAgentConfig(c model.Cache) (string, error) {
+	cfg := cacheagent.Config{
+		FrequentHitThreshold: int(c.FrequentHitThreshold),
+		FrequentHitPeriod:    cacheagent.Duration(c.FrequentHitPeriod),
+		MaxObjectSizeBytes:   c.MaxObjectSizeBytes,
+		CacheDir:             CacheDir,
+		LogSocket:            AgentLogSocket,
+		ProxyAddress:         hostPort("127.0.0.1", AgentProxyPort),
+		AdminAddress:         fmt.Sprintf(":%d", AgentAdminPort),
+		Upstreams:            map[string]string{},
+	}
+	for _, u := range c.Upstreams {
+		cfg.Upstreams[u.Pool] = hostPort(u.Address, u.Port)
+	}
+	b, err := json.MarshalIndent(cfg, "", "  ")
+	return string(b) + "\n", err
+}
+
+// headerVar is the nginx variable suffix of a header ("X-A-B" -> "x_a_b").
+func headerVar(name string) string { return strings.ReplaceAll(strings.ToLower(name), "-", "_") }
 
 type commonData struct {
 	HTTPPort, StatusPort         int
@@ -128,6 +166,12 @@ type cacheData struct {
 	WorkerConnections int64
 	KeysZoneMegabytes int64
 	PoolHeaderVar     string
+	AdmitHeaderVar    string
+	KeyHeader         string
+	LookupHeader      string
+	AdmitHeader       string
+	AgentProxyAddress string
+	AgentLogSocket    string
 	Common            commonData
 }
 
@@ -159,7 +203,7 @@ func keysZoneMegabytes(memoryBytes int64) int64 {
 
 // hostPort writes an address and port as nginx reads them ("[fd00::1]:80"
 // for IPv6).
-func hostPort(address string, port int32) string {
+func hostPort[P int | int32](address string, port P) string {
 	return net.JoinHostPort(address, strconv.Itoa(int(port)))
 }
 

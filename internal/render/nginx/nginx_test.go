@@ -1,6 +1,7 @@
 package nginx_test
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/testutil"
@@ -110,6 +112,19 @@ func TestCacheConfig(t *testing.T) {
 			}
 			testutil.Golden(t, tt.golden, []byte(got))
 			testutil.NginxCheck(t, got)
+
+			agentConf, err := nginx.CacheAgentConfig(tt.cache)
+			if err != nil {
+				t.Fatal(err)
+			}
+			testutil.Golden(t, strings.TrimSuffix(tt.golden, ".conf")+".agent.json", []byte(agentConf))
+			var cfg cacheagent.Config
+			if err := json.Unmarshal([]byte(agentConf), &cfg); err != nil {
+				t.Fatalf("the agent cannot read its config: %v", err)
+			}
+			if _, err := cacheagent.New(cfg); err != nil {
+				t.Fatalf("the agent refuses its config: %v", err)
+			}
 		})
 	}
 }

@@ -1,0 +1,178 @@
+package cacheagent
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// store is nginx's cache folder as the agent sees it: one file per entry,
+// named by the MD5 of its key (the cache has no sub-folder levels), with the
+// key in the file's header.
+type store struct {
+	dir string
+	// Counted by watching the folder: entries nginx stored, and entries that
+	// left it other than by a purge (nginx's cache manager evicting them:
+	// unused for objectTTL, or the least recently used when memory is full).
+	stored, removed atomic.Int64
+	// Entries the agent purged, and the purges.
+	flushed, flushes atomic.Int64
+}
+
+// isEntry tells an entry's file from nginx's temporary files.
+func isEntry(name string) bool {
+	if len(name) != 32 {
+		return false
+	}
+	for _, c := range name {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// usage is the number of entries and the memory their files take (the
+// folder is an in-memory volume: blocks are memory).
+func (s *store) usage() (objects, bytes int64, err error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, e := range entries {
+		if !isEntry(e.Name()) {
+			continue
+		}
+		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // evicted meanwhile
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		objects++
+		if st, ok := info.Sys().(*unix.Stat_t); ok {
+			bytes += st.Blocks * 512
+		} else {
+			bytes += info.Size()
+		}
+	}
+	return objects, bytes, nil
+}
+
+// purge deletes the entries whose key starts with prefix ("" for all) and
+// returns how many.
+func (s *store) purge(prefix string) (int64, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, e := range entries {
+		if !isEntry(e.Name()) {
+			continue
+		}
+		path := filepath.Join(s.dir, e.Name())
+		if prefix != "" {
+			key, err := entryKey(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return n, err
+			}
+			if !strings.HasPrefix(key, prefix) {
+				continue
+			}
+		}
+		// Counted before the removal, so the folder watch can tell it from an eviction.
+		s.flushed.Add(1)
+		if err := os.Remove(path); err != nil {
+			s.flushed.Add(-1)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return n, err
+		}
+		n++
+	}
+	s.flushes.Add(1)
+	return n, nil
+}
+
+var keyMarker = []byte("\nKEY: ")
+
+// entryKey reads the key nginx wrote in an entry's header.
+func entryKey(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	head := make([]byte, 8192)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	head = head[:n]
+	i := bytes.Index(head, keyMarker)
+	if i < 0 {
+		return "", nil
+	}
+	rest := head[i+len(keyMarker):]
+	if j := bytes.IndexByte(rest, '\n'); j >= 0 {
+		rest = rest[:j]
+	}
+	return string(rest), nil
+}
+
+// watch counts entries stored in and removed from the folder until stop is
+// closed. nginx writes an entry to a temporary file and renames it into
+// place; its cache manager unlinks the entries it evicts.
+func (s *store) watch(stop <-chan struct{}, ready chan<- error) {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		ready <- err
+		return
+	}
+	if _, err := unix.InotifyAddWatch(fd, s.dir, unix.IN_MOVED_TO|unix.IN_DELETE); err != nil {
+		unix.Close(fd)
+		ready <- err
+		return
+	}
+	ready <- nil
+	f := os.NewFile(uintptr(fd), "inotify") // non-blocking: Read returns when stop closes it
+	go func() { <-stop; f.Close() }()
+	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
+	for {
+		n, err := f.Read(buf)
+		if err != nil {
+			return
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafePointer(&buf[off]))
+			nameBytes := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
+			name := string(bytes.TrimRight(nameBytes, "\x00"))
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+			if !isEntry(name) {
+				continue
+			}
+			switch {
+			case ev.Mask&unix.IN_MOVED_TO != 0:
+				s.stored.Add(1)
+			case ev.Mask&unix.IN_DELETE != 0:
+				s.removed.Add(1)
+			}
+		}
+	}
+}
+
+// evicted is what left the folder other than by a purge.
+func (s *store) evicted() int64 { return max(0, s.removed.Load()-s.flushed.Load()) }

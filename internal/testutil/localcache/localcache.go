@@ -1,0 +1,219 @@
+// Package localcache runs a real cache tier on loopback for tests and
+// benchmarks: the nginx.conf and agent configuration the operator renders
+// for a CachePolicy, moved to free loopback ports and a private folder, with
+// the real nginx and the real agent.
+package localcache
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"webfarm.dev/operator/internal/cacheagent"
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/nginx"
+)
+
+// Tier is a running cache tier.
+type Tier struct {
+	// URL is the cache's HTTP endpoint; requests name their pool in the
+	// model.PoolHeader header, as the frontend sends them.
+	URL string
+	// AdminURL is the agent's stats and purge endpoint.
+	AdminURL string
+	// Dir holds the config, the cache folder and nginx's files.
+	Dir string
+
+	nginx  *exec.Cmd
+	log    *bytes.Buffer
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// Start renders c (its Upstreams are the pools' loopback addresses) and runs
+// nginx and the agent. nginxBin is the nginx program. Stop ends both.
+func Start(nginxBin string, c model.Cache) (*Tier, error) {
+	dir, err := os.MkdirTemp("", "webfarm-cache-")
+	if err != nil {
+		return nil, err
+	}
+	t := &Tier{Dir: dir, log: &bytes.Buffer{}}
+	if err := t.start(nginxBin, c); err != nil {
+		t.Stop()
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *Tier) start(nginxBin string, c model.Cache) error {
+	// nginx's workers run as nobody when the caller is root: they must
+	// reach the folder and write the cache.
+	cacheDir := filepath.Join(t.Dir, "cache")
+	if err := os.MkdirAll(cacheDir, 0o777); err != nil {
+		return err
+	}
+	for _, d := range []string{t.Dir, cacheDir} {
+		if err := os.Chmod(d, 0o777); err != nil {
+			return err
+		}
+	}
+	ports, err := freePorts(4)
+	if err != nil {
+		return err
+	}
+	httpPort, statusPort, proxyPort, adminPort := ports[0], ports[1], ports[2], ports[3]
+	conf, err := nginx.CacheConfig(c)
+	if err != nil {
+		return err
+	}
+	for _, r := range []struct{ old, new string }{
+		{nginx.TmpDir + "/", t.Dir + "/"},
+		{fmt.Sprintf("listen %d ", nginx.HTTPPort), fmt.Sprintf("listen 127.0.0.1:%d ", httpPort)},
+		{fmt.Sprintf("listen %d;", nginx.StatusPort), fmt.Sprintf("listen 127.0.0.1:%d;", statusPort)},
+		{fmt.Sprintf("server 127.0.0.1:%d;", nginx.AgentProxyPort), fmt.Sprintf("server 127.0.0.1:%d;", proxyPort)},
+	} {
+		if !strings.Contains(conf, r.old) {
+			return fmt.Errorf("the rendered config has no %q", r.old)
+		}
+		conf = strings.ReplaceAll(conf, r.old, r.new)
+	}
+	raw, err := nginx.CacheAgentConfig(c)
+	if err != nil {
+		return err
+	}
+	var cfg cacheagent.Config
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		return err
+	}
+	cfg.CacheDir = cacheDir
+	cfg.LogSocket = strings.Replace(cfg.LogSocket, nginx.TmpDir+"/", t.Dir+"/", 1)
+	cfg.ProxyAddress = "127.0.0.1:" + strconv.Itoa(proxyPort)
+	cfg.AdminAddress = "127.0.0.1:" + strconv.Itoa(adminPort)
+	agent, err := cacheagent.New(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.cancel, t.done = cancel, make(chan error, 1)
+	go func() { t.done <- agent.Run(ctx) }()
+	t.AdminURL = fmt.Sprintf("http://127.0.0.1:%d", adminPort)
+	if err := waitFor(t.AdminURL+cacheagent.HealthPath, t.done); err != nil {
+		return fmt.Errorf("the agent did not start: %w", err)
+	}
+
+	path := filepath.Join(t.Dir, nginx.ConfigFile)
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		return err
+	}
+	t.nginx = exec.Command(nginxBin, "-p", t.Dir, "-e", "stderr", "-c", path)
+	t.nginx.Stdout, t.nginx.Stderr = t.log, t.log
+	if err := t.nginx.Start(); err != nil {
+		t.nginx = nil
+		return err
+	}
+	t.URL = fmt.Sprintf("http://127.0.0.1:%d", httpPort)
+	if err := waitFor(fmt.Sprintf("http://127.0.0.1:%d/healthz", statusPort), nil); err != nil {
+		return fmt.Errorf("nginx did not start: %w\n%s", err, t.log)
+	}
+	return nil
+}
+
+// Log is what nginx wrote so far.
+func (t *Tier) Log() string { return t.log.String() }
+
+// Stats reads the agent's counters.
+func (t *Tier) Stats() (cacheagent.Stats, error) {
+	var s cacheagent.Stats
+	resp, err := http.Get(t.AdminURL + cacheagent.StatsPath)
+	if err != nil {
+		return s, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return s, fmt.Errorf("stats: %s", resp.Status)
+	}
+	return s, json.NewDecoder(resp.Body).Decode(&s)
+}
+
+// Purge asks the agent to purge a pool's entries ("" for all) and returns
+// how many it removed.
+func (t *Tier) Purge(pool string) (int, error) {
+	url := t.AdminURL + cacheagent.PurgePath
+	if pool != "" {
+		url += "?pool=" + pool
+	}
+	resp, err := http.Post(url, "", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return 0, fmt.Errorf("purge: %s", resp.Status)
+	}
+	return strconv.Atoi(resp.Header.Get(cacheagent.PurgedHeader))
+}
+
+// Stop ends nginx (gracefully: its workers finish) and the agent, and
+// removes the folder.
+func (t *Tier) Stop() {
+	if t.nginx != nil {
+		_ = t.nginx.Process.Signal(syscall.SIGTERM)
+		_ = t.nginx.Wait()
+	}
+	if t.cancel != nil {
+		t.cancel()
+		<-t.done
+	}
+	_ = os.RemoveAll(t.Dir)
+}
+
+// waitFor polls url until it answers, for up to 10 s, or until failed
+// reports an error.
+func waitFor(url string, failed <-chan error) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		select {
+		case ferr := <-failed:
+			return ferr
+		default:
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
