@@ -17,6 +17,7 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/testutil"
 )
 
@@ -69,8 +70,9 @@ func TestAFarmWithPoolsAndACachePolicyGetsEveryChildOwnedByItsParent(t *testing.
 			if err := get(cm, ns, "static-cache"); err != nil {
 				return err
 			}
-			if want := "server " + svc.Spec.ClusterIP + ":80;"; !strings.Contains(cm.Data[k8s.NginxConfigKey], want) {
-				return fmt.Errorf("cache nginx.conf lacks %q", want)
+			// The agent beside nginx carries the misses to the pool.
+			if want := `"shop": "` + svc.Spec.ClusterIP + `:80"`; !strings.Contains(cm.Data[nginx.AgentConfigFile], want) {
+				return fmt.Errorf("the cache agent's config lacks %s:\n%s", want, cm.Data[nginx.AgentConfigFile])
 			}
 			return nil
 		})
