@@ -2,8 +2,10 @@ package controllers
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -28,9 +30,16 @@ import (
 // no route names has no cache tier.
 type CachePolicyReconciler struct {
 	client.Client
-	Applier  *apply.Applier
-	Platform model.Platform
-	Recorder events.EventRecorder
+	// APIReader reads what the operator's cache does not hold: the users'
+	// content ConfigMaps (their resourceVersion is a pool's content revision).
+	APIReader client.Reader
+	Applier   *apply.Applier
+	Platform  model.Platform
+	Recorder  events.EventRecorder
+	// HTTP reaches the cache pods' agents (purges) on AgentPort
+	// (nginx.AgentAdminPort when 0).
+	HTTP      *http.Client
+	AgentPort int32
 }
 
 // +kubebuilder:rbac:groups=webfarm.dev,resources=cachepolicies,verbs=get;list;watch
@@ -43,37 +52,49 @@ type CachePolicyReconciler struct {
 func (r *CachePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	policy := &v1.CachePolicy{}
 	if err := r.Get(ctx, req.NamespacedName, policy); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetCacheMetrics(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := policy.DeepCopy()
-	v, err := r.reconcile(ctx, policy)
-	return ctrl.Result{}, finish(ctx, r.Client, r.Recorder, before, policy, v, err)
+	v, again, err := r.reconcile(ctx, policy)
+	return ctrl.Result{RequeueAfter: again}, finish(ctx, r.Client, r.Recorder, before, policy, v, err)
 }
 
-func (r *CachePolicyReconciler) reconcile(ctx context.Context, policy *v1.CachePolicy) (verdict, error) {
+func (r *CachePolicyReconciler) reconcile(ctx context.Context, policy *v1.CachePolicy) (verdict, time.Duration, error) {
 	pools, err := r.poolsBehind(ctx, policy)
 	if err != nil {
-		return failed(err)
+		return failedAgain(err)
 	}
 	policy.Status.Pools = pools
 	if len(pools) == 0 {
 		policy.Status.Ready = ""
+		policy.Status.PoolContent = nil
 		if err := r.removeCacheTier(ctx, policy); err != nil {
-			return failed(err)
+			return failedAgain(err)
 		}
-		return verdict{Reason: v1.ReasonNotReferenced, Message: "no route names this policy, so it runs no cache tier"}, nil
+		return verdict{Reason: v1.ReasonNotReferenced, Message: "no route names this policy, so it runs no cache tier"}, 0, nil
 	}
 	upstreams, unresolved, err := r.poolAddresses(ctx, policy.Namespace, pools)
 	if err != nil {
-		return failed(err)
+		return failedAgain(err)
 	}
 	m, err := model.ResolveCache(policy, upstreams, r.Platform)
 	if err != nil {
-		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, nil
+		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, 0, nil
 	}
 	cache, err := r.applyCacheTier(ctx, m)
 	if err != nil {
-		return failed(err)
+		return failedAgain(err)
+	}
+	// Purges: asked for with the annotation, and after a pool's content changed.
+	if err := r.syncPurgeRequest(ctx, policy); err != nil {
+		return failedAgain(err)
+	}
+	again, err := r.syncPoolContent(ctx, policy, pools)
+	if err != nil {
+		return failedAgain(err)
 	}
 	desired, ready, _ := replicaCounts(cache)
 	policy.Status.Ready = readyCount(ready, desired)
@@ -82,7 +103,13 @@ func (r *CachePolicyReconciler) reconcile(ctx context.Context, policy *v1.CacheP
 		v = verdict{Ready: true, Degraded: true, Reason: v1.ReasonPoolsNotReady,
 			Message: "no Service yet for pools " + strings.Join(unresolved, ", ") + "; their cached routes answer 421"}
 	}
-	return v, nil
+	return v, again, nil
+}
+
+// failedAgain is failed for reconcilers that also say when to look again.
+func failedAgain(err error) (verdict, time.Duration, error) {
+	v, err := failed(err)
+	return v, 0, err
 }
 
 // poolsBehind lists, sorted, the pools of every route in the namespace that
@@ -176,7 +203,9 @@ func (r *CachePolicyReconciler) SetupWithManager(mgr ctrl.Manager, opts Controll
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).
 		Watches(&v1.WebFarm{}, handler.EnqueueRequestsFromMapFunc(policiesOfFarm), routesChanged).
-		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.policiesInFrontOfPoolService)).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.policiesInFrontOfPool)).
+		// A pool's rollout ends: its new content may need a purge.
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.policiesInFrontOfPool)).
 		WithOptions(opts.controller()).
 		Complete(r)
 }
@@ -192,9 +221,10 @@ func policiesOfFarm(_ context.Context, o client.Object) []reconcile.Request {
 	return reqs
 }
 
-// policiesInFrontOfPoolService maps a pool's Service to the policies of the
-// routes to that pool: their cache tiers proxy to its address.
-func (r *CachePolicyReconciler) policiesInFrontOfPoolService(ctx context.Context, o client.Object) []reconcile.Request {
+// policiesInFrontOfPool maps a pool's Service or Deployment to the policies
+// of the routes to that pool: their cache tiers proxy to its address and
+// hold its content.
+func (r *CachePolicyReconciler) policiesInFrontOfPool(ctx context.Context, o client.Object) []reconcile.Request {
 	labels := o.GetLabels()
 	if labels[k8s.LabelComponent] != "pool" {
 		return nil

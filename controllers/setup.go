@@ -19,6 +19,7 @@ import (
 	"webfarm.dev/operator/internal/cpu"
 	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/xds"
 )
 
@@ -154,13 +155,20 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 			return err
 		}
 	}
-	if err := (&CachePolicyReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {
+	if err := (&CachePolicyReconciler{Client: c, APIReader: mgr.GetAPIReader(), Applier: applier, Platform: platform, Recorder: recorder,
+		HTTP: &http.Client{Timeout: 5 * time.Second}, AgentPort: nginx.AgentAdminPort}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if opts.FrontendStatsInterval > 0 {
 		stats := &FrontendStats{Client: c, Interval: opts.FrontendStatsInterval, HTTP: &http.Client{Timeout: 2 * time.Second},
 			Failures: failures, Pools: poolEvents, Activity: activity}
 		if err := mgr.Add(stats); err != nil {
+			return err
+		}
+		// The cache tiers' counters, read as often; their status changes less often.
+		cacheStats := &CacheStats{Client: c, Interval: opts.FrontendStatsInterval, StatusInterval: cacheStatusInterval,
+			HTTP: &http.Client{Timeout: 2 * time.Second}, AgentPort: nginx.AgentAdminPort}
+		if err := mgr.Add(cacheStats); err != nil {
 			return err
 		}
 	}

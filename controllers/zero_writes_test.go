@@ -95,7 +95,7 @@ func TestASecondReconcileOfUnchangedInputPerformsZeroWrites(t *testing.T) {
 	}{
 		{"WebFarm", &controllers.WebFarmReconciler{Client: c, Applier: applier, Platform: platform, Recorder: discard{}}, []string{"web"}},
 		{"AppPool", &controllers.AppPoolReconciler{Client: c, Applier: applier, Platform: platform, Recorder: discard{}, Failures: &health.Log{}}, []string{"shop", "blog"}},
-		{"CachePolicy", &controllers.CachePolicyReconciler{Client: c, Applier: applier, Platform: platform, Recorder: discard{}}, []string{"static"}},
+		{"CachePolicy", &controllers.CachePolicyReconciler{Client: c, APIReader: c, Applier: applier, Platform: platform, Recorder: discard{}}, []string{"static"}},
 	}
 	reconcileAll := func() error {
 		for _, rec := range reconcilers {

@@ -5,6 +5,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// PurgeAnnotation purges a cache tier: set it to a new value (a time, a
+// commit, any token) and the operator removes every entry from every cache
+// pod once, then reports the token in status.lastPurge.
+const PurgeAnnotation = "webfarm.dev/purge"
+
 // ClientCacheMode is the expiry header the cache tier puts on responses
 // (IIS clientCache cacheControlMode).
 //
@@ -141,10 +146,31 @@ type CachePolicyStatus struct {
 	// +optional
 	Ready string `json:"ready,omitempty"`
 
-	// HitPercent is cache hits as a share of lookups.
+	// HitPercent is hits as a share of all requests to the cache tier
+	// (hits, misses and bypasses), since the tier was created.
 	//
 	// +optional
 	HitPercent string `json:"hitPercent,omitempty"`
+
+	// Counters are the cache tier's IIS "Web Service Cache" counters, summed
+	// over its pods since the tier was created.
+	//
+	// +optional
+	Counters *CacheCounters `json:"counters,omitempty"`
+
+	// LastPurge is the last purge asked for with the webfarm.dev/purge annotation.
+	//
+	// +optional
+	LastPurge *CachePurge `json:"lastPurge,omitempty"`
+
+	// PoolContent is the content revision of each pool behind the tier whose
+	// entries are current: when a pool's content changes, its entries are
+	// purged once its new content is served.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=pool
+	PoolContent []PoolContent `json:"poolContent,omitempty"`
 
 	// Objects is the number of responses held in the cache.
 	//
@@ -155,6 +181,54 @@ type CachePolicyStatus struct {
 	//
 	// +optional
 	MemoryUsed *resource.Quantity `json:"memoryUsed,omitempty"`
+}
+
+// CacheCounters count a cache tier's work (IIS "Web Service Cache").
+type CacheCounters struct {
+	// Hits are requests answered from the cache (IIS "URI Cache Hits").
+	Hits int64 `json:"hits"`
+	// Misses are cacheable requests that went to the pool (IIS "URI Cache Misses").
+	Misses int64 `json:"misses"`
+	// Bypasses are requests the cache never keeps (a query string, Authorization,
+	// a body, a method other than GET and HEAD) that went to the pool.
+	Bypasses int64 `json:"bypasses"`
+	// Stored are entries added (IIS "Total URIs Cached").
+	Stored int64 `json:"stored"`
+	// Evicted are entries removed unused for objectTTL, or least recently used
+	// when memorySize was full.
+	Evicted int64 `json:"evicted"`
+	// Flushed are entries removed by purges (IIS "Total Flushed URIs").
+	Flushed int64 `json:"flushed"`
+}
+
+// CachePurge reports a purge.
+type CachePurge struct {
+	// Token is the webfarm.dev/purge annotation's value the purge answered.
+	Token string `json:"token"`
+	// Time is when the purge ended.
+	Time metav1.Time `json:"time"`
+	// Entries is how many entries the purge removed.
+	Entries int64 `json:"entries"`
+}
+
+// PoolContent is the content revision of a pool whose cached entries are current.
+type PoolContent struct {
+	// Pool is the AppPool's name.
+	Pool string `json:"pool"`
+	// Revision identifies the content the cached entries came from.
+	Revision string `json:"revision"`
+	// PurgedAt is when the entries of the previous content were purged.
+	//
+	// +optional
+	PurgedAt *metav1.Time `json:"purgedAt,omitempty"`
+	// Pending is a new revision whose purge waits until the pool serves it.
+	//
+	// +optional
+	Pending string `json:"pending,omitempty"`
+	// PendingSince is when the pending revision was first seen.
+	//
+	// +optional
+	PendingSince *metav1.Time `json:"pendingSince,omitempty"`
 }
 
 // CachePolicy is an output cache tier (nginx) with IIS cache semantics, in front
@@ -169,6 +243,7 @@ type CachePolicyStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`
 // +kubebuilder:printcolumn:name="Hit %",type=string,JSONPath=`.status.hitPercent`
 // +kubebuilder:printcolumn:name="Objects",type=integer,JSONPath=`.status.objects`
+// +kubebuilder:printcolumn:name="Memory Used",type=string,JSONPath=`.status.memoryUsed`,priority=1
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 50",message="a CachePolicy name may be at most 50 characters (its children add a suffix)"
