@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
@@ -71,10 +72,16 @@ func (r *CachePolicyReconciler) reconcile(ctx context.Context, policy *v1.CacheP
 	if len(pools) == 0 {
 		policy.Status.Ready = ""
 		policy.Status.PoolContent = nil
+		unreferenced := verdict{Reason: v1.ReasonNotReferenced, Message: "no route names this policy, so it runs no cache tier"}
+		// The frontends stop routing through the tier a moment after the
+		// farm changed: the tier serves until then.
+		if wait := tierRemovalGrace - unreferencedFor(policy); wait > 0 {
+			return unreferenced, wait, nil
+		}
 		if err := r.removeCacheTier(ctx, policy); err != nil {
 			return failedAgain(err)
 		}
-		return verdict{Reason: v1.ReasonNotReferenced, Message: "no route names this policy, so it runs no cache tier"}, 0, nil
+		return unreferenced, 0, nil
 	}
 	upstreams, unresolved, err := r.poolAddresses(ctx, policy.Namespace, pools)
 	if err != nil {
@@ -110,6 +117,20 @@ func (r *CachePolicyReconciler) reconcile(ctx context.Context, policy *v1.CacheP
 func failedAgain(err error) (verdict, time.Duration, error) {
 	v, err := failed(err)
 	return v, 0, err
+}
+
+// tierRemovalGrace is how long an unreferenced tier keeps serving: far
+// longer than the frontends take to apply their new routes.
+const tierRemovalGrace = 10 * time.Second
+
+// unreferencedFor is how long the policy has been reported unreferenced
+// (zero if it is only now).
+func unreferencedFor(policy *v1.CachePolicy) time.Duration {
+	c := meta.FindStatusCondition(policy.Status.Conditions, v1.ConditionReady)
+	if c == nil || c.Reason != v1.ReasonNotReferenced {
+		return 0
+	}
+	return time.Since(c.LastTransitionTime.Time)
 }
 
 // poolsBehind lists, sorted, the pools of every route in the namespace that
