@@ -19,6 +19,7 @@ const cachedFarm = `apiVersion: v1
 kind: ConfigMap
 metadata: {name: logo}
 data:
+  index.html: "images\n"
   logo.txt: "logo v1\n"
 ---
 apiVersion: webfarm.dev/v1alpha1
