@@ -35,7 +35,7 @@ func cacheVolumeBytes(memorySize int64) int64 { return memorySize + memorySize/4
 
 // agentCPUMilli is the CPU of the agent beside a cache tier's nginx: it
 // carries the misses.
-func agentCPUMilli(cacheCPUMilli int64) int64 { return max(100, cacheCPUMilli/4) }
+func agentCPUMilli(cacheCPUMilli int64) int64 { return max(50, cacheCPUMilli/4) }
 
 // Cache builds a cache tier around its rendered nginx.conf and the
 // configuration of its agent.
