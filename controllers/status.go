@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -17,7 +19,27 @@ import (
 
 // setCondition sets a condition; its lastTransitionTime changes only when its
 // status does, so an unchanged verdict leaves the status as it was.
-func setCondition(conds *[]metav1.Condition, c metav1.Condition) { meta.SetStatusCondition(conds, c) }
+func setCondition(conds *[]metav1.Condition, c metav1.Condition) {
+	c.Message = FitConditionMessage(c.Message)
+	meta.SetStatusCondition(conds, c)
+}
+
+// maxConditionMessage is the API's limit on a condition's message (32,768
+// bytes), less room for the mark of a cut.
+const maxConditionMessage = 32768 - 64
+
+// FitConditionMessage cuts a message the API would refuse (a farm with
+// thousands of faults lists them all), at a rune boundary, and says so.
+func FitConditionMessage(m string) string {
+	if len(m) <= maxConditionMessage {
+		return m
+	}
+	cut := maxConditionMessage
+	for cut > 0 && !utf8.RuneStart(m[cut]) {
+		cut--
+	}
+	return m[:cut] + " … (cut: " + strconv.Itoa(len(m)) + " bytes in all)"
+}
 
 // reasonChanged reports whether the condition is new or changed in after, so that an
 // event is recorded once per transition rather than once per reconcile.

@@ -87,7 +87,7 @@ type AppPoolSpec struct {
 	//
 	// +optional
 	// +kubebuilder:default="128Mi"
-	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('16Mi')) >= 0)",message="memory must be at least 16Mi"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('16Mi')) >= 0 && quantity(string(self)).compareTo(quantity('1Ti')) <= 0)",message="memory must be between 16Mi and 1Ti"
 	Memory *resource.Quantity `json:"memory,omitempty"`
 
 	// MaxConcurrentRequests is how many requests one worker handles at once; the
@@ -382,7 +382,7 @@ type Recycling struct {
 	// PeriodicRestartPrivateMemory). Unset: no memory limit besides the pod's.
 	//
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || quantity(string(self)).compareTo(quantity('1Mi')) >= 0",message="recycling memory must be at least 1Mi"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('1Mi')) >= 0 && quantity(string(self)).compareTo(quantity('1Ti')) <= 0)",message="recycling memory must be between 1Mi and 1Ti"
 	Memory *resource.Quantity `json:"memory,omitempty"`
 }
 

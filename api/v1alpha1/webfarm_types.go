@@ -208,7 +208,7 @@ type Frontend struct {
 	//
 	// +optional
 	// +kubebuilder:default="256Mi"
-	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || quantity(string(self)).compareTo(quantity('16Mi')) >= 0",message="frontend memory must be at least 16Mi"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('16Mi')) >= 0 && quantity(string(self)).compareTo(quantity('1Ti')) <= 0)",message="frontend memory must be between 16Mi and 1Ti"
 	Memory *resource.Quantity `json:"memory,omitempty"`
 }
 

@@ -36,7 +36,7 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 			KeepAlive:         deref(fe.KeepAlive, true),
 			Compression:       deref(fe.Compression, false),
 			CPUMilli:          quantityOr(fe.CPU, v1.DefaultFrontendCPU).MilliValue(),
-			MemoryBytes:       quantityOr(fe.Memory, v1.DefaultFrontendMemory).Value(),
+			MemoryBytes:       errs.bytes("frontend.memory", quantityOr(fe.Memory, v1.DefaultFrontendMemory)),
 		},
 		Affinity: Affinity{Type: orDefault(string(f.Spec.SessionAffinity.Type), string(v1.AffinityNone))},
 	}
@@ -76,6 +76,9 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 				Pool:        string(r.AppPool),
 				CachePolicy: string(r.CachePolicy),
 			}
+			if slices.ContainsFunc(site.Routes, func(o Route) bool { return o.PathPrefix == route.PathPrefix }) {
+				errs.add(fmt.Sprintf("site %q: path prefixes %q and %q are the same route (a trailing \"/\" changes nothing)", s.Name, route.PathPrefix, r.PathPrefix))
+			}
 			site.Routes = append(site.Routes, route)
 			pools[route.Pool] = true
 			if route.CachePolicy != "" {
@@ -111,7 +114,7 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 		Namespace:             ap.Namespace,
 		UID:                   string(ap.UID),
 		CPUMilli:              quantityOr(s.CPU, v1.DefaultPoolCPU).MilliValue(),
-		MemoryBytes:           quantityOr(s.Memory, v1.DefaultPoolMemory).Value(),
+		MemoryBytes:           errs.bytes("memory", quantityOr(s.Memory, v1.DefaultPoolMemory)),
 		MaxConcurrentRequests: orDefault(s.MaxConcurrentRequests, v1.DefaultMaxConcurrent),
 		QueueLength:           orDefault(s.Queue.Length, v1.DefaultQueueLength),
 		QueueTimeout:          errs.duration("queue.timeout", s.Queue.Timeout, "0s"),
@@ -205,8 +208,8 @@ func ResolveCache(cp *v1.CachePolicy, upstreams []Upstream, p Platform) (Cache, 
 		FrequentHitThreshold: orDefault(s.FrequentHitThreshold, v1.DefaultHitThreshold),
 		FrequentHitPeriod:    errs.duration("frequentHitPeriod", s.FrequentHitPeriod, v1.DefaultHitPeriod),
 		ObjectTTL:            errs.duration("objectTTL", s.ObjectTTL, v1.DefaultObjectTTL),
-		MaxObjectSizeBytes:   quantityOr(&s.MaxObjectSize, v1.DefaultMaxObjectSize).Value(),
-		MemorySizeBytes:      quantityOr(&s.MemorySize, v1.DefaultCacheMemory).Value(),
+		MaxObjectSizeBytes:   errs.bytes("maxObjectSize", quantityOr(&s.MaxObjectSize, v1.DefaultMaxObjectSize)),
+		MemorySizeBytes:      errs.bytes("memorySize", quantityOr(&s.MemorySize, v1.DefaultCacheMemory)),
 		CacheQueryStrings:    deref(s.CacheQueryStrings, false),
 		ClientCacheMode:      orDefault(string(s.ClientCache.Mode), string(v1.ClientCacheNoControl)),
 		ClientMaxAge:         errs.duration("clientCache.maxAge", s.ClientCache.MaxAge, "0s"),
@@ -265,6 +268,18 @@ func (e *errList) duration(field string, v v1.Duration, def string) time.Duratio
 		return 0
 	}
 	return d
+}
+
+// maxBytes bounds every memory quantity (1 TiB, as the schemas do): past
+// int64 a quantity's Value() wraps around.
+const maxBytes = 1 << 40
+
+func (e *errList) bytes(field string, q *resource.Quantity) int64 {
+	if q.Sign() <= 0 || q.CmpInt64(maxBytes) > 0 {
+		e.add(fmt.Sprintf("%s: %s is not between 1 byte and 1Ti", field, q.String()))
+		return 0
+	}
+	return q.Value()
 }
 
 func orDefault[T comparable](v, def T) T {

@@ -59,6 +59,7 @@ var queueScript string
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"seconds":  seconds,
 	"hostPort": hostPort[int32],
+	"mapKey":   mapKey,
 }).ParseFS(templateFS, "templates/*.tmpl"))
 
 // PoolConfig renders the nginx.conf of an AppPool's workers.
@@ -137,6 +138,17 @@ func CacheAgentConfig(c model.Cache) (string, error) {
 	}
 	b, err := json.MarshalIndent(cfg, "", "  ")
 	return string(b) + "\n", err
+}
+
+// mapKey writes a name as a map key: a name that is one of map's own
+// parameters takes a backslash (which map removes); any other keeps none,
+// since nginx reads a backslash before t, r or n as a control character.
+func mapKey(name string) string {
+	switch name {
+	case "default", "hostnames", "include", "volatile":
+		return `\` + name
+	}
+	return name
 }
 
 // headerVar is the nginx variable suffix of a header ("X-A-B" -> "x_a_b").
