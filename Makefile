@@ -32,6 +32,7 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRDs and RBAC from the code's marke
 	$(CONTROLLER_GEN) rbac:roleName=webfarm-operator crd:allowDangerousTypes=false paths="./api/...;./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	hack/sync-chart.sh
+	go run ./hack/apidocs
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.
@@ -39,8 +40,8 @@ generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.
 
 .PHONY: gen-check
 gen-check: generate manifests ## Fail when generated files are stale.
-	@git diff --exit-code -- api config charts || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain -- api config charts)" || { git status --porcelain -- api config charts; echo "untracked generated files: commit them"; exit 1; }
+	@git diff --exit-code -- api config charts docs/api-reference.md || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config charts docs/api-reference.md)" || { git status --porcelain -- api config charts docs/api-reference.md; echo "untracked generated files: commit them"; exit 1; }
 
 .PHONY: fmt
 fmt: ## Format the Go code.
@@ -121,6 +122,11 @@ bench-control-plane: tools build ## Converge 2,000 pools / 20,000 hosts on a loc
 bench-dataplane: ## Serve the IIS 6 and WebBench workloads on loopback: bare nginx, an nginx proxy, the farm's Envoy frontend.
 	hack/install-tools.sh nginx envoy wrk
 	go run ./bench/dataplane $(BENCH_ARGS)
+
+.PHONY: bench-cache
+bench-cache: ## Replay a Zipf-popular image gallery through the cache tier (IIS defaults, tuned, none) and race a cache hit against an nginx proxy.
+	hack/install-tools.sh nginx wrk
+	go run ./bench/cache $(BENCH_ARGS)
 
 .PHONY: bench-autoscale
 bench-autoscale: ## Replay the Contoso traffic through our autoscaler, the HPA's algorithm and a KEDA-style threshold, against an oracle (a simulation of seconds).

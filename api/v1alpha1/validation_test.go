@@ -922,7 +922,7 @@ func TestManifestsThatAreRefused(t *testing.T) {
 				  frontend:
 				    memory: 0
 			`,
-			want: []string{"spec.frontend.memory", "frontend memory must be at least 16Mi"},
+			want: []string{"spec.frontend.memory", "frontend memory must be between 16Mi and 1Ti"},
 		},
 		{
 			name: "a WebFarm name with a dot is refused (its Service could not be created)",
@@ -1149,7 +1149,7 @@ func TestManifestsThatAreRefused(t *testing.T) {
 				    port: 3000
 				  memory: 8Mi
 			`,
-			want: []string{"spec.memory", "memory must be at least 16Mi"},
+			want: []string{"spec.memory", "memory must be between 16Mi and 1Ti"},
 		},
 		{
 			name: "a queue length of 5 is refused",
