@@ -1134,7 +1134,7 @@ func TestManifestsThatAreRefused(t *testing.T) {
 				  recycling:
 				    memory: -1Mi
 			`,
-			want: []string{"spec.recycling.memory", "recycling memory must be at least 1Mi"},
+			want: []string{"spec.recycling.memory", "recycling memory must be between 1Mi and 1Ti"},
 		},
 		{
 			name: "a worker memory below 16Mi is refused",
