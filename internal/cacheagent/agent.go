@@ -24,6 +24,7 @@ type Config struct {
 	FrequentHitThreshold int               `json:"frequentHitThreshold"`
 	FrequentHitPeriod    Duration          `json:"frequentHitPeriod"`
 	MaxObjectSizeBytes   int64             `json:"maxObjectSizeBytes"`
+	MemorySizeBytes      int64             `json:"memorySizeBytes"` // the agent admits no response that would outgrow it
 	CacheDir             string            `json:"cacheDir"`
 	LogSocket            string            `json:"logSocket"`
 	ProxyAddress         string            `json:"proxyAddress"` // misses from nginx (loopback)
@@ -87,8 +88,8 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("frequentHitThreshold %d must be at least 1", cfg.FrequentHitThreshold)
 	case cfg.FrequentHitPeriod <= 0:
 		return nil, errors.New("frequentHitPeriod must be positive")
-	case cfg.MaxObjectSizeBytes < 1:
-		return nil, errors.New("maxObjectSizeBytes must be positive")
+	case cfg.MaxObjectSizeBytes < 1 || cfg.MemorySizeBytes < cfg.MaxObjectSizeBytes:
+		return nil, errors.New("maxObjectSizeBytes must be positive and memorySizeBytes at least as large")
 	case cfg.CacheDir == "" || cfg.LogSocket == "" || cfg.ProxyAddress == "" || cfg.AdminAddress == "":
 		return nil, errors.New("cacheDir, logSocket, proxyAddress and adminAddress are required")
 	}
@@ -101,13 +102,13 @@ func New(cfg Config) (*Agent, error) {
 
 // Stats reads the counters and the cache folder.
 func (a *Agent) Stats() (Stats, error) {
-	objects, bytes, err := a.store.usage()
+	objects, bytes := a.store.usage()
 	return Stats{
 		Hits: a.lookup.hits.Load(), Misses: a.lookup.misses.Load(), Bypasses: a.lookup.bypasses.Load(),
 		Stored: a.store.stored.Load(), Evicted: a.store.evicted(),
 		Flushed: a.store.flushed.Load(), Flushes: a.store.flushes.Load(),
 		Objects: objects, MemoryBytes: bytes,
-	}, err
+	}, nil
 }
 
 // Run serves until ctx ends.
@@ -129,7 +130,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	defer logConn.Close()
 
 	servers := []*http.Server{
-		{Addr: a.cfg.ProxyAddress, Handler: newMissProxy(a.cfg, a.hits), ReadHeaderTimeout: 10 * time.Second},
+		{Addr: a.cfg.ProxyAddress, Handler: newMissProxy(a.cfg, a.hits, a.store), ReadHeaderTimeout: 10 * time.Second},
 		{Addr: a.cfg.AdminAddress, Handler: a.adminHandler(), ReadHeaderTimeout: 10 * time.Second},
 	}
 	errs := make(chan error, len(servers))

@@ -34,13 +34,16 @@ var cacheableStatus = map[int]bool{200: true, 203: true, 301: true, 404: true, 4
 type missProxy struct {
 	upstreams     map[string]string // pool -> host:port
 	maxObjectSize int64
+	memorySize    int64
+	store         *store
 	hits          *FrequentHits
 	now           func() time.Time
 	proxy         *httputil.ReverseProxy
 }
 
-func newMissProxy(cfg Config, hits *FrequentHits) *missProxy {
-	p := &missProxy{upstreams: cfg.Upstreams, maxObjectSize: cfg.MaxObjectSizeBytes, hits: hits, now: time.Now}
+func newMissProxy(cfg Config, hits *FrequentHits, st *store) *missProxy {
+	p := &missProxy{upstreams: cfg.Upstreams, maxObjectSize: cfg.MaxObjectSizeBytes, memorySize: cfg.MemorySizeBytes,
+		store: st, hits: hits, now: time.Now}
 	p.proxy = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.Out.URL.Scheme = "http"
@@ -107,7 +110,10 @@ func (p *missProxy) admit(resp *http.Response) error {
 		resp.TransferEncoding = nil
 		resp.Header.Set("Content-Length", strconv.FormatInt(size, 10))
 	}
-	if size == 0 || size > p.maxObjectSize {
+	// nginx evicts the least recently used entries only when its cache
+	// manager wakes (every few seconds): until then, nothing new enters a
+	// full cache.
+	if size == 0 || size > p.maxObjectSize || !p.store.fits(size, p.memorySize) {
 		return nil
 	}
 	resp.Header.Set(AdmitHeader, admitted)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -18,10 +19,16 @@ import (
 // key in the file's header.
 type store struct {
 	dir string
+
+	// The entries' files and the memory they take, kept by the folder
+	// watch: the agent admits no response that would outgrow the memory.
+	mu      sync.Mutex
+	entries map[string]int64 // file name -> bytes
+	used    int64
 	// Counted by watching the folder: entries nginx stored, and entries that
 	// left it other than by a purge (nginx's cache manager evicting them:
 	// unused for objectTTL, or the least recently used when memory is full).
-	stored, removed atomic.Int64
+	stored, deleted atomic.Int64
 	// Entries the agent purged, and the purges.
 	flushed, flushes atomic.Int64
 }
@@ -39,32 +46,69 @@ func isEntry(name string) bool {
 	return true
 }
 
-// usage is the number of entries and the memory their files take (the
-// folder is an in-memory volume: blocks are memory).
-func (s *store) usage() (objects, bytes int64, err error) {
-	entries, err := os.ReadDir(s.dir)
+// usage is the number of entries and the memory their files take.
+func (s *store) usage() (objects, bytes int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return int64(len(s.entries)), s.used
+}
+
+// fits says whether an entry of size bytes fits within limit now.
+func (s *store) fits(size, limit int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.used+size <= limit
+}
+
+// rescan rebuilds the entries from the folder (at start, and when the
+// kernel dropped folder events).
+func (s *store) rescan() error {
+	list, err := os.ReadDir(s.dir)
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
-	for _, e := range entries {
+	entries, used := map[string]int64{}, int64(0)
+	for _, e := range list {
 		if !isEntry(e.Name()) {
 			continue
 		}
-		info, err := e.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // evicted meanwhile
-		}
-		if err != nil {
-			return 0, 0, err
-		}
-		objects++
-		if st, ok := info.Sys().(*unix.Stat_t); ok {
-			bytes += st.Blocks * 512
-		} else {
-			bytes += info.Size()
+		if n, ok := fileBytes(filepath.Join(s.dir, e.Name())); ok {
+			entries[e.Name()] = n
+			used += n
 		}
 	}
-	return objects, bytes, nil
+	s.mu.Lock()
+	s.entries, s.used = entries, used
+	s.mu.Unlock()
+	return nil
+}
+
+// fileBytes is the memory a file takes (its blocks: the folder is an
+// in-memory volume); false when it is gone.
+func fileBytes(path string) (int64, bool) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return 0, false
+	}
+	return st.Blocks * 512, true
+}
+
+func (s *store) added(name string) {
+	n, ok := fileBytes(filepath.Join(s.dir, name))
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.used += n - s.entries[name] // an entry refreshed in place replaces its file
+	s.entries[name] = n
+}
+
+func (s *store) removed(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.used -= s.entries[name]
+	delete(s.entries, name)
 }
 
 // purge deletes the entries whose key starts with prefix ("" for all) and
@@ -147,6 +191,12 @@ func (s *store) watch(stop <-chan struct{}, ready chan<- error) {
 		ready <- err
 		return
 	}
+	// Watching first, then reading the folder: no entry is missed.
+	if err := s.rescan(); err != nil {
+		unix.Close(fd)
+		ready <- err
+		return
+	}
 	ready <- nil
 	f := os.NewFile(uintptr(fd), "inotify") // non-blocking: Read returns when stop closes it
 	go func() { <-stop; f.Close() }()
@@ -161,18 +211,24 @@ func (s *store) watch(stop <-chan struct{}, ready chan<- error) {
 			nameBytes := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
 			name := string(bytes.TrimRight(nameBytes, "\x00"))
 			off += unix.SizeofInotifyEvent + int(ev.Len)
+			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+				_ = s.rescan() // counts of the lost events are lost; the memory in use is right again
+				continue
+			}
 			if !isEntry(name) {
 				continue
 			}
 			switch {
 			case ev.Mask&unix.IN_MOVED_TO != 0:
 				s.stored.Add(1)
+				s.added(name)
 			case ev.Mask&unix.IN_DELETE != 0:
-				s.removed.Add(1)
+				s.deleted.Add(1)
+				s.removed(name)
 			}
 		}
 	}
 }
 
 // evicted is what left the folder other than by a purge.
-func (s *store) evicted() int64 { return max(0, s.removed.Load()-s.flushed.Load()) }
+func (s *store) evicted() int64 { return max(0, s.deleted.Load()-s.flushed.Load()) }

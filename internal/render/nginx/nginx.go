@@ -110,6 +110,7 @@ func CacheConfig(c model.Cache) (string, error) {
 		Workers:           workerProcesses(c.CPUMilli),
 		WorkerConnections: 4096,
 		KeysZoneMegabytes: keysZoneMegabytes(c.MemorySizeBytes),
+		EvictAboveBytes:   evictAbove(c.MemorySizeBytes),
 		PoolHeaderVar:     "$http_" + headerVar(model.PoolHeader),
 		AdmitHeaderVar:    headerVar(cacheagent.AdmitHeader),
 		KeyHeader:         cacheagent.KeyHeader,
@@ -127,6 +128,7 @@ func CacheAgentConfig(c model.Cache) (string, error) {
 		FrequentHitThreshold: int(c.FrequentHitThreshold),
 		FrequentHitPeriod:    cacheagent.Duration(c.FrequentHitPeriod),
 		MaxObjectSizeBytes:   c.MaxObjectSizeBytes,
+		MemorySizeBytes:      c.MemorySizeBytes,
 		CacheDir:             CacheDir,
 		LogSocket:            AgentLogSocket,
 		ProxyAddress:         hostPort("127.0.0.1", AgentProxyPort),
@@ -177,6 +179,7 @@ type cacheData struct {
 	Workers           int64
 	WorkerConnections int64
 	KeysZoneMegabytes int64
+	EvictAboveBytes   int64
 	PoolHeaderVar     string
 	AdmitHeaderVar    string
 	KeyHeader         string
@@ -212,6 +215,11 @@ func keysZoneMegabytes(memoryBytes int64) int64 {
 	keys := memoryBytes / 1024
 	return max(1, (keys+7999)/8000)
 }
+
+// evictAbove is nginx's max_size: its cache manager, which wakes every few
+// seconds, evicts the least recently used entries down to 80 % of
+// memorySize, while the agent admits nothing past memorySize meanwhile.
+func evictAbove(memoryBytes int64) int64 { return memoryBytes / 10 * 8 }
 
 // hostPort writes an address and port as nginx reads them ("[fd00::1]:80"
 // for IPv6).

@@ -1,0 +1,227 @@
+// Command cache is the cache tier's benchmark: on this host, over loopback,
+// it replays one Zipf-popular request sequence for an image gallery (large
+// images, small thumbnails) through the cache tier as the operator renders it
+// (the real nginx and the real agent) with IIS's default settings and with the
+// tuned ones, and straight to the pool worker without a cache; then it races
+// the cache's hit path against an nginx reverse proxy in front of the pool
+// worker. See bench/README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"webfarm.dev/operator/internal/devcluster"
+)
+
+// targetHitRatio: the cache's hit path serves at least the baseline proxy's
+// requests/s.
+const targetHitRatio = 1.0
+
+type options struct {
+	images               int
+	imageSize, thumbSize int
+	zipf                 float64
+	seed                 uint64
+	rate                 float64
+	replay               time.Duration
+	concurrency          int
+	burst                time.Duration
+	memory               int64
+	cases                []caseSpec
+
+	wrk         wrkClient
+	hitDuration time.Duration
+	hitWarmup   time.Duration
+	hitRounds   int
+	hitPath     bool
+
+	quietBelow float64
+	quietWait  time.Duration
+	cpus       string // the pool worker and wrk
+	hopCPUs    string // the baseline proxy and the cache tier's nginx
+	hopCPU     int    // the same, as a number; -1: any
+
+	out   string
+	keep  bool
+	nginx string
+	args  []string // the command line, for the report
+}
+
+// caseSpec is one way the replay reaches the pool: through a cache tier with
+// these settings, or (cache nil) straight.
+type caseSpec struct {
+	name  string // for -cases
+	title string
+	cache *cacheSettings
+}
+
+// allCases are the replay's cases, in the order they run and are shown.
+func allCases(memory int64) []caseSpec {
+	c := func(threshold int32, ttl time.Duration) *cacheSettings {
+		return &cacheSettings{threshold: threshold, period: 10 * time.Second, ttl: ttl, memory: memory}
+	}
+	return []caseSpec{
+		{"defaults", "(a) IIS defaults: threshold 2 in 10 s, TTL 30 s", c(2, 30*time.Second)},
+		{"tuned-60", "(b) tuned: threshold 1, TTL 60 s", c(1, 60*time.Second)},
+		{"tuned-180", "(b') tuned: threshold 1, TTL 180 s", c(1, 180*time.Second)},
+		{"none", "(c) no cache: straight to the pool worker", nil},
+	}
+}
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	niceSelf()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	dir, err := os.MkdirTemp("", "webfarm-bench-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	rep, err := bench(ctx, o, dir)
+	if rep != nil {
+		md := rep.markdown()
+		fmt.Println()
+		fmt.Print(md)
+		if o.out != "" {
+			if werr := os.WriteFile(o.out, []byte(md), 0o644); werr != nil && err == nil {
+				err = werr
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		err = errors.New("interrupted")
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "\nbenchmark failed: %v\n", err)
+	}
+	if o.keep {
+		fmt.Fprintf(os.Stderr, "configs, content and logs are in %s\n", dir)
+	} else {
+		_ = os.RemoveAll(dir)
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+func parseFlags(args []string) (options, error) {
+	o := options{args: args}
+	fs := flag.NewFlagSet("cache", flag.ContinueOnError)
+	fs.IntVar(&o.images, "images", 2000, "images in the gallery, and as many thumbnails")
+	imageKiB := fs.Int("image-kib", 100, "size of an image, KiB")
+	thumbKiB := fs.Int("thumb-kib", 10, "size of a thumbnail, KiB")
+	fs.Float64Var(&o.zipf, "zipf", 1.1, "Zipf exponent of the files' popularity, over images and thumbnails together (above 1)")
+	fs.Uint64Var(&o.seed, "seed", 2, "seed of the request sequence")
+	fs.Float64Var(&o.rate, "rate", 500, "requests per second of the replay (paced: the cache's time windows see the same sequence in every case)")
+	fs.DurationVar(&o.replay, "replay", 50*time.Second, "length of the replay of each case; the sequence has rate x replay requests")
+	fs.IntVar(&o.concurrency, "concurrency", 16, "keep-alive connections of the replay client")
+	fs.DurationVar(&o.burst, "burst", 2*time.Second, "after each replay, continue the sequence unpaced this long on the same connections, for the case's top requests/s (0: skip)")
+	memMiB := fs.Int64("memory-mib", 16, "the cache's memorySize, MiB (smaller than the files asked for more than once)")
+	names := fs.String("cases", "defaults,tuned-60,tuned-180,none", "replay cases to run: defaults, tuned-60, tuned-180, none")
+	fs.BoolVar(&o.hitPath, "hit-path", true, "compare the cache's hit path with an nginx proxy (wrk)")
+	fs.IntVar(&o.wrk.connections, "connections", 32, "hit path: wrk keep-alive connections")
+	fs.IntVar(&o.wrk.threads, "threads", 1, "hit path: wrk threads")
+	fs.DurationVar(&o.hitDuration, "duration", 2*time.Second, "hit path: length of one measurement (whole seconds)")
+	fs.DurationVar(&o.hitWarmup, "warmup", time.Second, "hit path: an unmeasured run of each path first")
+	fs.IntVar(&o.hitRounds, "rounds", 5, "hit path: measurements of each path, interleaved; the report gives medians")
+	fs.Float64Var(&o.quietBelow, "quiet-below", 0.3, "hit path: before each measurement, wait until other work keeps fewer than this many processors busy...")
+	fs.DurationVar(&o.quietWait, "quiet-wait", time.Second, "...but at most this long (0: do not wait)")
+	pin := fs.Bool("pin", true, "run the cache tier's nginx and the baseline proxy on the last processor, the pool worker and wrk on the first")
+	fs.StringVar(&o.out, "out", "", "also write the report to this file")
+	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (content, configs, nginx logs)")
+	fs.StringVar(&o.wrk.wrk, "wrk", "", "the wrk binary (default: wrk on PATH, else bin/wrk)")
+	fs.StringVar(&o.nginx, "nginx", "", "the nginx binary (default: nginx on PATH, else bin/nginx)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage of cache (see bench/README.md):\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.imageSize, o.thumbSize, o.memory = *imageKiB*1024, *thumbKiB*1024, *memMiB<<20
+	for _, n := range strings.Split(*names, ",") {
+		cases := allCases(o.memory)
+		i := slices.IndexFunc(cases, func(c caseSpec) bool { return c.name == strings.TrimSpace(n) })
+		if i < 0 {
+			return o, fmt.Errorf("unknown case %q", n)
+		}
+		o.cases = append(o.cases, cases[i])
+	}
+	switch {
+	case o.images < 1 || o.imageSize < 1 || o.thumbSize < 1:
+		return o, errors.New("-images, -image-kib and -thumb-kib must be positive")
+	case o.zipf <= 1:
+		return o, errors.New("-zipf must be above 1")
+	case o.rate <= 0 || o.replay < time.Second || o.concurrency < 1 || o.memory < 1<<20:
+		return o, errors.New("-rate and -concurrency must be positive, -replay at least 1s, -memory-mib at least 1")
+	case o.hitRounds < 1 || o.wrk.connections < 1 || o.wrk.threads < 1 || o.hitDuration < time.Second:
+		return o, errors.New("-rounds, -connections and -threads must be positive, -duration at least 1s")
+	}
+	o.hopCPU = -1
+	if *pin && runtime.NumCPU() >= 2 {
+		// On 2 shared cores, where the scheduler puts the busy processes
+		// changes throughput from one run to the next; fixed places make
+		// runs comparable, and give each hop (the proxy or the cache) one core.
+		o.hopCPU = runtime.NumCPU() - 1
+		o.cpus, o.hopCPUs = "0", strconv.Itoa(o.hopCPU)
+		o.wrk.cpus = o.cpus
+	}
+	root, err := devcluster.RepoRoot()
+	if err != nil {
+		return o, err
+	}
+	bin := filepath.Join(root, "bin")
+	if o.hitPath {
+		if o.wrk.wrk, err = binary(o.wrk.wrk, "wrk", bin, "hack/install-tools.sh wrk"); err != nil {
+			return o, err
+		}
+	}
+	if o.nginx, err = binary(o.nginx, "nginx", bin, "make tools"); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// binary is the named flag value, else the command on PATH, else bin/name.
+func binary(flagValue, name, bin, install string) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	p := filepath.Join(bin, name)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("%s not found on PATH nor in %s (run: %s)", name, bin, install)
+	}
+	return p, nil
+}
+
+// logf prints a progress line on stderr (the report goes to stdout).
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
