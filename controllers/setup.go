@@ -106,6 +106,10 @@ const (
 	indexFarmPolicies = "spec.cachePolicies"
 )
 
+// The metrics endpoint checks each scraper's token and its right to the path.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
 // SetupAll registers the field indexes and the controllers with a manager:
 // one per kind, and the routing controller when opts.XDS is set.
 func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions) error {

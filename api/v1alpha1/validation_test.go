@@ -2,12 +2,10 @@ package v1alpha1_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,66 +24,20 @@ import (
 // k8s is a client of the test control plane that TestMain starts.
 var k8s client.Client
 
-func TestMain(m *testing.M) { os.Exit(runWithControlPlane(m)) }
-
-func runWithControlPlane(m *testing.M) int {
-	cp, err := testutil.StartControlPlane()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := cp.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping the test control plane:", err)
-		}
-	}()
-	k8s, err = client.New(cp.Config, client.Options{Scheme: testutil.Scheme()})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "creating a client:", err)
-		return 1
-	}
-	return m.Run()
-}
+func TestMain(m *testing.M) { os.Exit(testutil.RunWithControlPlane(m, &k8s)) }
 
 // newNamespace creates a namespace for one test.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "validation-"}}
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatalf("creating a namespace: %v", err)
-	}
-	return ns.Name
+	return testutil.NewNamespace(t, k8s, "validation-")
 }
 
 // decode reads a YAML manifest written inside a Go raw string: the indentation
 // common to its lines (Go's tabs) is removed first, so the YAML's own spaces stay.
 func decode(t *testing.T, manifest string) *unstructured.Unstructured {
 	t.Helper()
-	lines := strings.Split(manifest, "\n")
-	prefix := ""
-	first := true
-	for _, l := range lines {
-		if strings.TrimSpace(l) == "" {
-			continue
-		}
-		indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
-		if first {
-			prefix, first = indent, false
-			continue
-		}
-		for !strings.HasPrefix(indent, prefix) {
-			prefix = prefix[:len(prefix)-1]
-		}
-	}
-	for i, l := range lines {
-		if strings.TrimSpace(l) == "" {
-			lines[i] = ""
-			continue
-		}
-		lines[i] = strings.TrimPrefix(l, prefix)
-	}
 	obj := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(strings.Join(lines, "\n")), &obj.Object); err != nil {
+	if err := yaml.Unmarshal([]byte(testutil.Dedent(manifest)), &obj.Object); err != nil {
 		t.Fatalf("the test manifest is not valid YAML: %v\n%s", err, manifest)
 	}
 	if obj.GetKind() == "" || obj.GetName() == "" {
@@ -94,15 +46,12 @@ func decode(t *testing.T, manifest string) *unstructured.Unstructured {
 	return obj
 }
 
-// apply creates the manifest in namespace ns the way kubectl does (with strict
-// field validation, so misspelled fields are errors) and returns the object as
-// stored, or the API server's error.
+// apply creates the manifest in namespace ns (testutil.CreateStrict) and
+// returns the object as stored, or the API server's error.
 func apply(t *testing.T, ns, manifest string) (*unstructured.Unstructured, error) {
 	t.Helper()
 	obj := decode(t, manifest)
-	obj.SetNamespace(ns)
-	err := k8s.Create(context.Background(), obj, client.FieldValidation(metav1.FieldValidationStrict))
-	return obj, err
+	return obj, testutil.CreateStrict(k8s, ns, obj)
 }
 
 // remove deletes an object a case created, so the next case can reuse its name.

@@ -62,6 +62,7 @@ func startManager(path, kubeconfig, logPath string, f managerFlags) (*managerPro
 	cmd := exec.Command(path,
 		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", metricsAddr,
+		"--metrics-secure=false", // the benchmark scrapes it on loopback
 		"--health-probe-bind-address", probeAddr,
 		"--kube-api-qps", strconv.FormatFloat(f.qps, 'f', -1, 64),
 		"--kube-api-burst", strconv.Itoa(f.burst),

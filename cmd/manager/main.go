@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"webfarm.dev/operator/controllers"
@@ -40,7 +41,7 @@ func main() {
 	}
 	var (
 		metricsAddr, probeAddr, xdsAddress, xdsBindAddress string
-		leaderElect                                        bool
+		leaderElect, secureMetrics                         bool
 		leaderElectionNamespace                            string
 		envoyImage, nginxImage, agentImage, pullPolicy     string
 		concurrency                                        int
@@ -55,6 +56,7 @@ func main() {
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (\"0\" turns it off)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
+	flag.BoolVar(&secureMetrics, "metrics-secure", true, "serve the metrics endpoint (and the frontends' service discovery) over HTTPS to clients whose token may get its path (authenticated and authorised by the API server); false: plain HTTP to anyone")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election lease (default: the operator's own)")
 	flag.StringVar(&envoyImage, "envoy-image", "localhost/webfarm-envoy:1.40.0", "image of the Envoy frontends")
@@ -97,9 +99,9 @@ func main() {
 	restConfig.QPS, restConfig.Burst = float32(apiQPS), apiBurst
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme: scheme.New(),
-		Metrics: metricsserver.Options{BindAddress: metricsAddr, ExtraHandlers: map[string]http.Handler{
+		Metrics: metricsOptions(metricsAddr, secureMetrics, map[string]http.Handler{
 			controllers.FrontendDiscoveryPath: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { frontends.ServeHTTP(w, r) }),
-		}},
+		}),
 		HealthProbeBindAddress:  probeAddr,
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        "webfarm-operator.webfarm.dev",
@@ -145,6 +147,18 @@ func main() {
 		log.Error(err, "running the manager")
 		os.Exit(1)
 	}
+}
+
+// metricsOptions serves the metrics (and extra handlers). Secure: HTTPS with
+// a self-signed certificate, and each request's bearer token checked with a
+// TokenReview and a SubjectAccessReview of its path (verb get on the
+// non-resource URL), as Kubernetes' own components do.
+func metricsOptions(address string, secure bool, extra map[string]http.Handler) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: address, ExtraHandlers: extra, SecureServing: secure}
+	if secure {
+		o.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return o
 }
 
 // onlyManagedChildren keeps the operator's cache to the objects it generates:

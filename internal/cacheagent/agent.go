@@ -27,9 +27,10 @@ type Config struct {
 	MemorySizeBytes      int64             `json:"memorySizeBytes"` // the agent admits no response that would outgrow it
 	CacheDir             string            `json:"cacheDir"`
 	LogSocket            string            `json:"logSocket"`
-	ProxyAddress         string            `json:"proxyAddress"` // misses from nginx (loopback)
-	AdminAddress         string            `json:"adminAddress"` // stats and purges, for the operator
-	Upstreams            map[string]string `json:"upstreams"`    // pool -> host:port of its Service
+	NginxStatusURL       string            `json:"nginxStatusURL"` // nginx's stub_status: its request count
+	ProxyAddress         string            `json:"proxyAddress"`   // misses from nginx (loopback)
+	AdminAddress         string            `json:"adminAddress"`   // stats and purges, for the operator
+	Upstreams            map[string]string `json:"upstreams"`      // pool -> host:port of its Service
 }
 
 // Duration is a time.Duration written as Go duration text ("10s").
@@ -77,7 +78,7 @@ const (
 type Agent struct {
 	cfg    Config
 	store  *store
-	lookup lookups
+	lookup *lookups
 	hits   *FrequentHits
 }
 
@@ -90,21 +91,26 @@ func New(cfg Config) (*Agent, error) {
 		return nil, errors.New("frequentHitPeriod must be positive")
 	case cfg.MaxObjectSizeBytes < 1 || cfg.MemorySizeBytes < cfg.MaxObjectSizeBytes:
 		return nil, errors.New("maxObjectSizeBytes must be positive and memorySizeBytes at least as large")
-	case cfg.CacheDir == "" || cfg.LogSocket == "" || cfg.ProxyAddress == "" || cfg.AdminAddress == "":
-		return nil, errors.New("cacheDir, logSocket, proxyAddress and adminAddress are required")
+	case cfg.CacheDir == "" || cfg.LogSocket == "" || cfg.NginxStatusURL == "" || cfg.ProxyAddress == "" || cfg.AdminAddress == "":
+		return nil, errors.New("cacheDir, logSocket, nginxStatusURL, proxyAddress and adminAddress are required")
 	}
 	return &Agent{
-		cfg:   cfg,
-		store: &store{dir: cfg.CacheDir},
-		hits:  NewFrequentHits(cfg.FrequentHitThreshold, time.Duration(cfg.FrequentHitPeriod), maxTrackedKeys),
+		cfg:    cfg,
+		store:  &store{dir: cfg.CacheDir},
+		lookup: &lookups{statusURL: cfg.NginxStatusURL, client: &http.Client{Timeout: 2 * time.Second}},
+		hits:   NewFrequentHits(cfg.FrequentHitThreshold, time.Duration(cfg.FrequentHitPeriod), maxTrackedKeys),
 	}, nil
 }
 
-// Stats reads the counters and the cache folder.
-func (a *Agent) Stats() (Stats, error) {
+// Stats reads the counters (and nginx's request count, for the hits).
+func (a *Agent) Stats(ctx context.Context) (Stats, error) {
+	hits, err := a.lookup.hitCount(ctx)
+	if err != nil {
+		return Stats{}, fmt.Errorf("reading nginx's request count: %w", err)
+	}
 	objects, bytes := a.store.usage()
 	return Stats{
-		Hits: a.lookup.hits.Load(), Misses: a.lookup.misses.Load(), Bypasses: a.lookup.bypasses.Load(),
+		Hits: hits, Misses: a.lookup.misses.Load(), Bypasses: a.lookup.bypasses.Load() + a.lookup.unseen.Load(),
 		Stored: a.store.stored.Load(), Evicted: a.store.evicted(),
 		Flushed: a.store.flushed.Load(), Flushes: a.store.flushes.Load(),
 		Objects: objects, MemoryBytes: bytes,
@@ -130,7 +136,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	defer logConn.Close()
 
 	servers := []*http.Server{
-		{Addr: a.cfg.ProxyAddress, Handler: newMissProxy(a.cfg, a.hits, a.store), ReadHeaderTimeout: 10 * time.Second},
+		{Addr: a.cfg.ProxyAddress, Handler: newMissProxy(a.cfg, a.hits, a.store, a.lookup), ReadHeaderTimeout: 10 * time.Second},
 		{Addr: a.cfg.AdminAddress, Handler: a.adminHandler(), ReadHeaderTimeout: 10 * time.Second},
 	}
 	errs := make(chan error, len(servers))
@@ -156,8 +162,8 @@ func (a *Agent) Run(ctx context.Context) error {
 func (a *Agent) adminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+HealthPath, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	mux.HandleFunc("GET "+StatsPath, func(w http.ResponseWriter, _ *http.Request) {
-		s, err := a.Stats()
+	mux.HandleFunc("GET "+StatsPath, func(w http.ResponseWriter, r *http.Request) {
+		s, err := a.Stats(r.Context())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return

@@ -1,37 +1,103 @@
 package cacheagent
 
 import (
-	"bytes"
+	"bufio"
+	"context"
+	"fmt"
 	"net"
+	"net/http"
 	"os"
+	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 )
 
-// lookups counts the cache tier's requests by how nginx answered them, from
-// the one-word access log nginx sends to the agent's socket (syslog over a
-// Unix datagram socket: nginx never waits for the agent, and a missing agent
-// costs no request).
+// lookups counts the cache tier's requests by how they were answered,
+// without a message per hit:
+//   - misses and bypasses pass through the agent, which counts them;
+//   - the few requests that neither hit nor reach the agent (an unknown
+//     pool, a bad request) nginx logs to the agent's datagram socket;
+//   - hits are the rest of nginx's own request count (stub_status), less
+//     the agent's own reads of it. The kubelet probes nginx over TCP, so no
+//     other request reaches nginx's status port.
 type lookups struct {
-	hits, misses, bypasses atomic.Int64
+	misses, bypasses, unseen atomic.Int64
+
+	statusURL string
+	client    *http.Client
+
+	mu        sync.Mutex
+	reads     int64 // the agent's stub_status requests, counted by nginx too
+	lastTotal int64 // nginx's request count at the last read
+	base      int64 // requests of nginx processes before the last restart
+	hits      int64 // never decreases (see hitCount)
 }
 
-// count reads one log line: "<pri>... tag: STATUS".
-func (l *lookups) count(line []byte) {
-	if i := bytes.LastIndex(line, []byte(": ")); i >= 0 {
-		line = line[i+2:]
-	}
-	switch string(bytes.TrimSpace(line)) {
-	case "HIT", "STALE", "UPDATING", "REVALIDATED":
-		l.hits.Add(1)
-	case "MISS", "EXPIRED":
+// request counts a request that reached the agent.
+func (l *lookups) request(cacheable bool) {
+	if cacheable {
 		l.misses.Add(1)
-	default: // BYPASS, or "-": a request the cache never looked up (a method it does not keep)
+	} else {
 		l.bypasses.Add(1)
 	}
 }
 
-// listen receives the log on a Unix datagram socket at path until the
-// connection is closed.
+// hitCount reads nginx's request count and returns the hits so far. A miss
+// that nginx counted but that has not reached the agent yet would count as
+// a hit for a moment: the count never goes back, so such a request (at most
+// those in flight at a read) stays counted as a hit.
+func (l *lookups) hitCount(ctx context.Context) (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reads++
+	total, err := l.nginxRequests(ctx)
+	if err != nil {
+		l.reads--
+		return l.hits, err
+	}
+	if total < l.lastTotal { // nginx restarted: its count starts again
+		l.base += l.lastTotal
+	}
+	l.lastTotal = total
+	hits := l.base + total - l.reads - l.misses.Load() - l.bypasses.Load() - l.unseen.Load()
+	l.hits = max(l.hits, hits)
+	return l.hits, nil
+}
+
+// nginxRequests reads "requests" from nginx's stub_status page:
+//
+//	Active connections: 1
+//	server accepts handled requests
+//	 16 16 31
+func (l *lookups) nginxRequests(ctx context.Context) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.statusURL, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := l.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET %s: %s", l.statusURL, resp.Status)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "server accepts handled requests") && sc.Scan() {
+			f := strings.Fields(sc.Text())
+			if len(f) == 3 {
+				return strconv.ParseInt(f[2], 10, 64)
+			}
+		}
+	}
+	return 0, fmt.Errorf("GET %s: no request count in the page", l.statusURL)
+}
+
+// listen receives nginx's log of the requests that neither hit nor reached
+// the agent, on a Unix datagram socket at path (nginx never waits for the
+// agent), until the connection is closed.
 func (l *lookups) listen(path string) (*net.UnixConn, error) {
 	_ = os.Remove(path) // a socket left by a previous run of the container
 	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
@@ -43,18 +109,13 @@ func (l *lookups) listen(path string) (*net.UnixConn, error) {
 		conn.Close()
 		return nil, err
 	}
-	if err := conn.SetReadBuffer(4 << 20); err != nil {
-		conn.Close()
-		return nil, err
-	}
 	go func() {
 		buf := make([]byte, 2048)
 		for {
-			n, err := conn.Read(buf)
-			if err != nil {
+			if _, err := conn.Read(buf); err != nil {
 				return
 			}
-			l.count(buf[:n])
+			l.unseen.Add(1)
 		}
 	}()
 	return conn, nil

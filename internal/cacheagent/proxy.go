@@ -36,14 +36,15 @@ type missProxy struct {
 	maxObjectSize int64
 	memorySize    int64
 	store         *store
+	lookups       *lookups
 	hits          *FrequentHits
 	now           func() time.Time
 	proxy         *httputil.ReverseProxy
 }
 
-func newMissProxy(cfg Config, hits *FrequentHits, st *store) *missProxy {
+func newMissProxy(cfg Config, hits *FrequentHits, st *store, l *lookups) *missProxy {
 	p := &missProxy{upstreams: cfg.Upstreams, maxObjectSize: cfg.MaxObjectSizeBytes, memorySize: cfg.MemorySizeBytes,
-		store: st, hits: hits, now: time.Now}
+		store: st, lookups: l, hits: hits, now: time.Now}
 	p.proxy = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.Out.URL.Scheme = "http"
@@ -71,6 +72,9 @@ func newMissProxy(cfg Config, hits *FrequentHits, st *store) *missProxy {
 }
 
 func (p *missProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// nginx sends the key of a request it may keep (a HEAD reaches the
+	// agent as a GET); anything else is a bypass.
+	p.lookups.request(r.Header.Get(KeyHeader) != "" && r.Method == http.MethodGet)
 	if _, ok := p.upstreams[r.Header.Get(poolHeader)]; !ok {
 		w.WriteHeader(misdirectedStatus)
 		return

@@ -463,8 +463,21 @@ func TestTheCountersFollowTheCachesWork(t *testing.T) {
 	for range 4 {
 		send(t, tier, http.MethodGet, "/1000/counted.png", nil)
 	}
+	// 400 more hits from 8 connections at once: counted exactly, not sampled.
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				send(t, tier, http.MethodGet, "/1000/counted.png", nil)
+			}
+		})
+	}
+	wg.Wait()
 	send(t, tier, http.MethodGet, "/bypassed.png?q=1", nil)
-	want := cacheagent.Stats{Hits: 3, Misses: 1, Bypasses: 1, Stored: 1, Objects: 1}
+	if a := send(t, tier, http.MethodGet, "/unknown-pool.png", nil, model.PoolHeader, "nosuchpool"); a.status != http.StatusMisdirectedRequest {
+		t.Fatalf("a request for a pool the tier does not front: %d, want 421", a.status)
+	}
+	want := cacheagent.Stats{Hits: 403, Misses: 1, Bypasses: 2, Stored: 1, Objects: 1}
 	testutil.Eventually(t, 5*time.Second, func() error {
 		s, err := tier.Stats()
 		if err != nil {

@@ -77,7 +77,7 @@ func TestTheChartLints(t *testing.T) {
 func TestTheChartRendersTheOperator(t *testing.T) {
 	objs := render(t)
 	for kind, want := range map[string]int{
-		"CustomResourceDefinition": 3, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1,
+		"CustomResourceDefinition": 3, "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 1, // the operator's, and its metrics' readers
 		"Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 2, // xDS and metrics
 	} {
 		if got := len(objs[kind]); got != want {
@@ -85,9 +85,18 @@ func TestTheChartRendersTheOperator(t *testing.T) {
 		}
 	}
 
+	t.Run("a metrics reader may get the metrics and the frontends' discovery, nothing else", func(t *testing.T) {
+		var reader rbacv1.ClusterRole
+		mustUnmarshal(t, objs["ClusterRole"][1], &reader)
+		want := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics", controllers.FrontendDiscoveryPath}, Verbs: []string{"get"}}}
+		if !strings.HasSuffix(reader.Name, "-metrics-reader") || !reflect.DeepEqual(reader.Rules, want) {
+			t.Errorf("ClusterRole %s rules %+v, want %+v", reader.Name, reader.Rules, want)
+		}
+	})
+
 	t.Run("the ClusterRole has exactly the rules generated from the controllers' markers", func(t *testing.T) {
 		var chartRole, generated rbacv1.ClusterRole
-		mustUnmarshal(t, objs["ClusterRole"][0], &chartRole)
+		mustUnmarshal(t, objs["ClusterRole"][0], &chartRole) // clusterrole.yaml renders before rbac.yaml
 		raw, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "config", "rbac", "role.yaml"))
 		if err != nil {
 			t.Fatal(err)
@@ -120,7 +129,7 @@ func TestTheChartRendersTheOperator(t *testing.T) {
 		if c.Image != "localhost/webfarm-operator:1.2.3" || c.ImagePullPolicy != corev1.PullIfNotPresent {
 			t.Errorf("image %s (%s)", c.Image, c.ImagePullPolicy)
 		}
-		for _, want := range []string{"--nginx-image=registry.example.com/nginx:9", "--cache-agent-image=localhost/webfarm-operator:1.2.3", "--concurrency=12", "--xds-address=wf-xds.webfarm-system.svc:18000", "--leader-elect"} {
+		for _, want := range []string{"--nginx-image=registry.example.com/nginx:9", "--cache-agent-image=localhost/webfarm-operator:1.2.3", "--metrics-secure=true", "--concurrency=12", "--xds-address=wf-xds.webfarm-system.svc:18000", "--leader-elect"} {
 			if !contains(c.Args, want) {
 				t.Errorf("args %v lack %s", c.Args, want)
 			}

@@ -3,11 +3,15 @@
 package e2e
 
 import (
+	"crypto/tls"
 	"fmt"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"webfarm.dev/operator/controllers"
 	"webfarm.dev/operator/test/e2e/framework"
 )
 
@@ -76,5 +80,24 @@ func TestTheChartInstallsTheOperator(t *testing.T) {
 		}
 		cluster.EventuallyQuery(t, 60*time.Second,
 			fmt.Sprintf(`container_cpu_usage_seconds_total{job="kubelet-cadvisor",namespace=%q,container="manager"} > 0`, ns), nonEmpty)
+	})
+
+	// Prometheus above scrapes with a token allowed to read them.
+	t.Run("the metrics endpoint and the frontends' discovery refuse a client without a token", func(t *testing.T) {
+		pods := cluster.Pods(t, ns, "app.kubernetes.io/name=webfarm-operator")
+		insecure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the operator's certificate is self-signed
+		}}
+		for _, path := range []string{"/metrics", controllers.FrontendDiscoveryPath} {
+			url := "https://" + net.JoinHostPort(pods[0].IP, "8080") + path
+			resp, err := insecure.Get(url)
+			if err != nil {
+				t.Fatalf("GET %s: %v", url, err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("GET %s without a token: %s, want 401 Unauthorized", path, resp.Status)
+			}
+		}
 	})
 }

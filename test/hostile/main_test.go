@@ -1,16 +1,11 @@
 package hostile_test
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -42,36 +37,13 @@ var platform = model.Platform{
 	ActivationTimeout: time.Minute,
 }
 
-func TestMain(m *testing.M) { os.Exit(runWithControlPlane(m)) }
-
-func runWithControlPlane(m *testing.M) int {
-	cp, err := testutil.StartControlPlane()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := cp.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping the test control plane:", err)
-		}
-	}()
-	k8s, err = client.New(cp.Config, client.Options{Scheme: testutil.Scheme()})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "creating a client:", err)
-		return 1
-	}
-	return m.Run()
-}
+func TestMain(m *testing.M) { os.Exit(testutil.RunWithControlPlane(m, &k8s)) }
 
 // newNamespace creates a namespace for one case, so cases run in parallel
 // and may reuse names.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "hostile-"}}
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatalf("creating a namespace: %v", err)
-	}
-	return ns.Name
+	return testutil.NewNamespace(t, k8s, "hostile-")
 }
 
 // q writes a string as a YAML double-quoted scalar (a JSON string is one), so
@@ -88,32 +60,9 @@ func q(s string) string {
 // common to its lines (Go's tabs) is removed first, so the YAML's own spaces stay.
 func decode(t *testing.T, manifest string) *unstructured.Unstructured {
 	t.Helper()
-	lines := strings.Split(manifest, "\n")
-	prefix := ""
-	first := true
-	for _, l := range lines {
-		if strings.TrimSpace(l) == "" {
-			continue
-		}
-		indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
-		if first {
-			prefix, first = indent, false
-			continue
-		}
-		for !strings.HasPrefix(indent, prefix) {
-			prefix = prefix[:len(prefix)-1]
-		}
-	}
-	for i, l := range lines {
-		if strings.TrimSpace(l) == "" {
-			lines[i] = ""
-			continue
-		}
-		lines[i] = strings.TrimPrefix(l, prefix)
-	}
 	// As kubectl does: YAML to JSON, then Kubernetes' own JSON decoding, which
 	// keeps integers as int64 (encoding/json would make them float64).
-	doc, err := yaml.YAMLToJSON([]byte(strings.Join(lines, "\n")))
+	doc, err := yaml.YAMLToJSON([]byte(testutil.Dedent(manifest)))
 	if err != nil {
 		t.Fatalf("the test manifest is not valid YAML: %v\n%s", err, excerpt(manifest))
 	}
@@ -127,15 +76,12 @@ func decode(t *testing.T, manifest string) *unstructured.Unstructured {
 	return obj
 }
 
-// apply creates the manifest in namespace ns the way kubectl does (with strict
-// field validation, so misspelled fields are errors) and returns the object as
-// stored, or the API server's error.
+// apply creates the manifest in namespace ns (testutil.CreateStrict) and
+// returns the object as stored, or the API server's error.
 func apply(t *testing.T, ns, manifest string) (*unstructured.Unstructured, error) {
 	t.Helper()
 	obj := decode(t, manifest)
-	obj.SetNamespace(ns)
-	err := k8s.Create(context.Background(), obj, client.FieldValidation(metav1.FieldValidationStrict))
-	return obj, err
+	return obj, testutil.CreateStrict(k8s, ns, obj)
 }
 
 func excerpt(s string) string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -118,9 +117,7 @@ func renderNamespace(t *testing.T, ns string) *rendered {
 			t.Errorf("the model accepted AppPool %s but the renderer failed: %v", ap.Name, err)
 			continue
 		}
-		plain := p
-		plain.Name, plain.Namespace = "name", "namespace"
-		reference, err := nginx.PoolConfig(plain)
+		reference, err := nginx.PoolConfig(testutil.PlainPool(p))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,13 +167,7 @@ func renderNamespace(t *testing.T, ns string) *rendered {
 			t.Errorf("the model accepted CachePolicy %s but the agent's config failed: %v", cp.Name, err)
 			continue
 		}
-		plain := c
-		plain.Name, plain.Namespace = "name", "namespace"
-		plain.Upstreams = slices.Clone(c.Upstreams)
-		for j := range plain.Upstreams {
-			plain.Upstreams[j].Pool = fmt.Sprintf("pool%d", j)
-		}
-		reference, err := nginx.CacheConfig(plain)
+		reference, err := nginx.CacheConfig(testutil.PlainCache(c))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -384,47 +375,13 @@ func target(cluster string) string {
 	return "a direct response"
 }
 
-// Envoy: the filter names (of objects with a typed_config) and "@type" values
-// of a JSON document, as the Envoy renderer's fuzz test collects them.
-func envoyExtensions(doc []byte) (map[string]bool, error) {
-	var v any
-	if err := json.Unmarshal(doc, &v); err != nil {
-		return nil, err
-	}
-	out := map[string]bool{}
-	var walk func(any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if t, ok := v["@type"].(string); ok {
-				out["@type "+t] = true
-			}
-			if _, ok := v["typed_config"]; ok {
-				out[fmt.Sprintf("filter %v", v["name"])] = true
-			}
-			for _, e := range v {
-				walk(e)
-			}
-		case []any:
-			for _, e := range v {
-				walk(e)
-			}
-		}
-	}
-	walk(v)
-	return out, nil
-}
-
 // checkEnvoyExtensions fails when the output has a filter or a typed config
 // the Envoy renderer's golden files never have: everything else came from
 // the manifest.
 func checkEnvoyExtensions(t *testing.T, farm string, doc []byte) {
 	t.Helper()
-	allowed := testutil.GoldenVocabulary(t, "../../../internal/render/envoy/testdata/*.json", func(file []byte) ([]string, error) {
-		found, err := envoyExtensions(file)
-		return slices.Collect(maps.Keys(found)), err
-	})
-	got, err := envoyExtensions(doc)
+	allowed := testutil.EnvoyEmittedExtensions(t, "../../../internal/render/envoy/testdata/*.json")
+	got, err := testutil.EnvoyExtensions(doc)
 	if err != nil {
 		t.Fatalf("%s: the Envoy config is not JSON: %v", farm, err)
 	}
@@ -435,124 +392,23 @@ func checkEnvoyExtensions(t *testing.T, farm string, doc []byte) {
 	}
 }
 
-// nginx: statements as nginx's own parser splits them (the nginx renderer's
-// fuzz test does the same).
-
-// statement is one nginx statement: its directive with the blocks around it
-// ("http>server>location>proxy_pass") and its number of arguments.
-type statement struct {
-	path string
-	args int
-}
-
-// mapKeywords are the words that mean something as the first word of a
-// statement in a map block; any other first word there is a key.
-var mapKeywords = map[string]bool{"default": true, "include": true, "hostnames": true, "volatile": true}
-
-func statements(conf string) ([]statement, error) {
-	var (
-		out    []statement
-		blocks []string
-		words  []string
-		word   strings.Builder
-		inWord bool
-	)
-	endWord := func() {
-		if inWord {
-			words = append(words, word.String())
-			word.Reset()
-			inWord = false
-		}
-	}
-	end := func(block bool) error {
-		endWord()
-		if len(words) == 0 {
-			return fmt.Errorf("a statement without a directive (after %v)", blocks)
-		}
-		name := words[0]
-		if n := len(blocks); n > 0 && (blocks[n-1] == "types" || blocks[n-1] == "map" && !mapKeywords[name]) {
-			name = "*" // a key of the block, not a directive
-		}
-		path := strings.Join(append(slices.Clone(blocks), name), ">")
-		out = append(out, statement{path, len(words) - 1})
-		if block {
-			blocks = append(blocks, name)
-		}
-		words = words[:0]
-		return nil
-	}
-	for i := 0; i < len(conf); i++ {
-		c := conf[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			endWord()
-		case c == '#' && !inWord:
-			for i < len(conf) && conf[i] != '\n' {
-				i++
-			}
-		case (c == '"' || c == '\'') && !inWord:
-			j := i + 1
-			for ; j < len(conf) && conf[j] != c; j++ {
-				if conf[j] == '\\' {
-					j++
-				}
-			}
-			if j >= len(conf) {
-				return nil, fmt.Errorf("an unterminated quoted string")
-			}
-			word.WriteString(conf[i : j+1])
-			inWord = true
-			i = j
-		case c == ';':
-			if err := end(false); err != nil {
-				return nil, err
-			}
-		case c == '{':
-			if err := end(true); err != nil {
-				return nil, err
-			}
-		case c == '}':
-			endWord()
-			if len(words) > 0 || len(blocks) == 0 {
-				return nil, fmt.Errorf("an unexpected }")
-			}
-			blocks = blocks[:len(blocks)-1]
-		default:
-			word.WriteByte(c)
-			inWord = true
-		}
-	}
-	endWord()
-	if len(words) > 0 || len(blocks) > 0 {
-		return nil, fmt.Errorf("an unterminated statement or block")
-	}
-	return out, nil
-}
-
 // checkNginxStructure fails when conf has a statement the renderer never
 // emits for its golden files, or other statements than reference (the same
 // model rendered with plain names): no user string may add or change one.
 func checkNginxStructure(t *testing.T, owner, conf, reference string) {
 	t.Helper()
-	allowed := testutil.GoldenVocabulary(t, "../../../internal/render/nginx/testdata/*.conf", func(file []byte) ([]string, error) {
-		ss, err := statements(string(file))
-		paths := make([]string, len(ss))
-		for i, s := range ss {
-			paths[i] = s.path
-		}
-		return paths, err
-	})
-	got, err := statements(conf)
+	allowed := testutil.NginxEmittedDirectives(t, "../../../internal/render/nginx/testdata/*.conf")
+	got, err := testutil.NginxStatements(conf)
 	if err != nil {
 		t.Errorf("%s: the rendered nginx.conf does not parse: %v\n%s", owner, err, excerpt(conf))
 		return
 	}
 	for _, s := range got {
-		if !allowed[s.path] {
-			t.Errorf("%s: nginx.conf has %q, which the renderer never emits by itself\n%s", owner, s.path, excerpt(conf))
+		if !allowed[s.Path] {
+			t.Errorf("%s: nginx.conf has %q, which the renderer never emits by itself\n%s", owner, s.Path, excerpt(conf))
 		}
 	}
-	want, err := statements(reference)
+	want, err := testutil.NginxStatements(reference)
 	if err != nil {
 		t.Fatalf("%s: the reference nginx.conf does not parse: %v", owner, err)
 	}

@@ -2,12 +2,8 @@ package envoy
 
 import (
 	"crypto/sha256"
-	"encoding/json"
-	"fmt"
-	"maps"
 	"net"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -147,9 +143,10 @@ func FuzzFarmRouting(f *testing.F) {
 		}
 		routing := routingJSON(t, r)
 		bootstrap := staticBootstrap(t, farm, r)
-		allowed := emittedExtensionsOf(t)
+		// The golden files' extensions: every feature of the renderer has one.
+		allowed := testutil.EnvoyEmittedExtensions(t, "*.json")
 		for _, doc := range [][]byte{routing, bootstrap} {
-			got, err := extensions(doc)
+			got, err := testutil.EnvoyExtensions(doc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -162,46 +159,6 @@ func FuzzFarmRouting(f *testing.F) {
 		if admitted {
 			envoyCheckOnce(t, bootstrap)
 		}
-	})
-}
-
-// extensions are the filter names (of objects with a typed_config) and the
-// "@type" values anywhere in a JSON document.
-func extensions(doc []byte) (map[string]bool, error) {
-	var v any
-	if err := json.Unmarshal(doc, &v); err != nil {
-		return nil, err
-	}
-	out := map[string]bool{}
-	var walk func(any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if t, ok := v["@type"].(string); ok {
-				out["@type "+t] = true
-			}
-			if _, ok := v["typed_config"]; ok {
-				out[fmt.Sprintf("filter %v", v["name"])] = true
-			}
-			for _, e := range v {
-				walk(e)
-			}
-		case []any:
-			for _, e := range v {
-				walk(e)
-			}
-		}
-	}
-	walk(v)
-	return out, nil
-}
-
-// emittedExtensionsOf are those of the golden files: every feature of the
-// renderer has one.
-func emittedExtensionsOf(t *testing.T) map[string]bool {
-	return testutil.GoldenVocabulary(t, "*.json", func(file []byte) ([]string, error) {
-		found, err := extensions(file)
-		return slices.Collect(maps.Keys(found)), err
 	})
 }
 

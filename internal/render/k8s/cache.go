@@ -46,8 +46,11 @@ func Cache(cache model.Cache, nginxConf, agentConf string) CacheObjects {
 	c := children{component: ComponentCache, instance: cache.Name, name: name, namespace: cache.Namespace, owner: owner}
 
 	volumeBytes := cacheVolumeBytes(cache.MemorySizeBytes)
+	// TCP probes: an HTTP probe would be a request nginx counts, and the
+	// agent takes the hits from nginx's request count.
 	worker := nginxContainer(cache.Platform.Images, cache.CPUMilli, volumeBytes+cacheOverheadBytes).
-		WithReadinessProbe(httpProbe("/healthz", "status", 5*time.Second, time.Second, 3)).
+		WithReadinessProbe(tcpProbe("http", 5*time.Second, time.Second, 3)).
+		WithLivenessProbe(tcpProbe("status", 10*time.Second, 2*time.Second, 3)).
 		WithVolumeMounts(corev1ac.VolumeMount().WithName(cacheVolume).WithMountPath(nginx.CacheDir))
 	images := cache.Platform.Images
 	agent := corev1ac.Container().WithName("agent").

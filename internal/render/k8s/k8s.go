@@ -124,6 +124,13 @@ func httpProbe(path, port string, period, timeout time.Duration, failures int32)
 		WithFailureThreshold(failures)
 }
 
+func tcpProbe(port string, period, timeout time.Duration, failures int32) *corev1ac.ProbeApplyConfiguration {
+	return corev1ac.Probe().
+		WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromString(port))).
+		WithPeriodSeconds(wholeSeconds(period)).WithTimeoutSeconds(wholeSeconds(timeout)).
+		WithFailureThreshold(failures)
+}
+
 func wholeSeconds(d time.Duration) int32 {
 	return max(1, int32((d+time.Second-1)/time.Second))
 }

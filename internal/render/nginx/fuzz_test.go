@@ -95,9 +95,7 @@ func FuzzPoolConfig(f *testing.F) {
 		if err != nil {
 			t.Fatalf("the model accepted the pool but the renderer failed: %v", err)
 		}
-		plain := p
-		plain.Name, plain.Namespace = "name", "namespace"
-		reference, err := nginx.PoolConfig(plain)
+		reference, err := nginx.PoolConfig(testutil.PlainPool(p))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,13 +163,7 @@ func FuzzCacheConfig(f *testing.F) {
 		if err != nil {
 			t.Fatalf("the model accepted the cache policy but the renderer failed: %v", err)
 		}
-		plain := c
-		plain.Name, plain.Namespace = "name", "namespace"
-		plain.Upstreams = slices.Clone(c.Upstreams)
-		for i := range plain.Upstreams {
-			plain.Upstreams[i].Pool = fmt.Sprintf("pool%d", i)
-		}
-		reference, err := nginx.CacheConfig(plain)
+		reference, err := nginx.CacheConfig(testutil.PlainCache(c))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,130 +179,24 @@ func FuzzCacheConfig(f *testing.F) {
 // config with plain names.
 func checkStructure(t *testing.T, conf, reference string) {
 	t.Helper()
-	got, err := statements(conf)
+	got, err := testutil.NginxStatements(conf)
 	if err != nil {
 		t.Fatalf("the rendered config does not parse: %v\n%s", err, excerpt(conf))
 	}
-	allowed := emittedDirectivesOf(t)
+	// The golden files' directives: everything the renderer writes by itself.
+	allowed := testutil.NginxEmittedDirectives(t, "*.conf")
 	for _, s := range got {
-		if !allowed[s.path] {
-			t.Fatalf("the rendered config has %q, which the renderer never emits by itself\n%s", s.path, excerpt(conf))
+		if !allowed[s.Path] {
+			t.Fatalf("the rendered config has %q, which the renderer never emits by itself\n%s", s.Path, excerpt(conf))
 		}
 	}
-	want, err := statements(reference)
+	want, err := testutil.NginxStatements(reference)
 	if err != nil {
 		t.Fatalf("the reference config does not parse: %v", err)
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("a user string changed the config's statements:\n got %v\nwant %v\n%s", got, want, excerpt(conf))
 	}
-}
-
-// statement is one nginx statement: its directive with the blocks around it
-// ("http>server>location>proxy_pass") and its number of arguments.
-type statement struct {
-	path string
-	args int
-}
-
-// mapKeywords are the words that mean something as the first word of a
-// statement in a map block; any other first word there is a key.
-var mapKeywords = map[string]bool{"default": true, "include": true, "hostnames": true, "volatile": true}
-
-// statements splits an nginx config into its statements, as nginx's own
-// parser does: words separated by blanks, quoted words, comments to the end
-// of the line, statements ended by ";" or opening a block with "{".
-func statements(conf string) ([]statement, error) {
-	var (
-		out    []statement
-		blocks []string
-		words  []string
-		word   strings.Builder
-		inWord bool
-	)
-	endWord := func() {
-		if inWord {
-			words = append(words, word.String())
-			word.Reset()
-			inWord = false
-		}
-	}
-	end := func(block bool) error {
-		endWord()
-		if len(words) == 0 {
-			return fmt.Errorf("a statement without a directive (after %v)", blocks)
-		}
-		name := words[0]
-		if n := len(blocks); n > 0 && (blocks[n-1] == "types" || blocks[n-1] == "map" && !mapKeywords[name]) {
-			name = "*" // a key of the block, not a directive
-		}
-		path := strings.Join(append(slices.Clone(blocks), name), ">")
-		out = append(out, statement{path, len(words) - 1})
-		if block {
-			blocks = append(blocks, name)
-		}
-		words = words[:0]
-		return nil
-	}
-	for i := 0; i < len(conf); i++ {
-		c := conf[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			endWord()
-		case c == '#' && !inWord:
-			for i < len(conf) && conf[i] != '\n' {
-				i++
-			}
-		case (c == '"' || c == '\'') && !inWord:
-			j := i + 1
-			for ; j < len(conf) && conf[j] != c; j++ {
-				if conf[j] == '\\' {
-					j++
-				}
-			}
-			if j >= len(conf) {
-				return nil, fmt.Errorf("an unterminated quoted string")
-			}
-			word.WriteString(conf[i : j+1])
-			inWord = true
-			i = j
-		case c == ';':
-			if err := end(false); err != nil {
-				return nil, err
-			}
-		case c == '{':
-			if err := end(true); err != nil {
-				return nil, err
-			}
-		case c == '}':
-			endWord()
-			if len(words) > 0 || len(blocks) == 0 {
-				return nil, fmt.Errorf("an unexpected }")
-			}
-			blocks = blocks[:len(blocks)-1]
-		default:
-			word.WriteByte(c)
-			inWord = true
-		}
-	}
-	endWord()
-	if len(words) > 0 || len(blocks) > 0 {
-		return nil, fmt.Errorf("an unterminated statement or block")
-	}
-	return out, nil
-}
-
-// emittedDirectivesOf are the directives (by their blocks) of the golden
-// files: everything the renderer writes by itself.
-func emittedDirectivesOf(t *testing.T) map[string]bool {
-	return testutil.GoldenVocabulary(t, "*.conf", func(file []byte) ([]string, error) {
-		ss, err := statements(string(file))
-		paths := make([]string, len(ss))
-		for i, s := range ss {
-			paths[i] = s.path
-		}
-		return paths, err
-	})
 }
 
 // nginxChecked holds the hashes of configs nginx already accepted: a fuzz

@@ -131,6 +131,7 @@ func CacheAgentConfig(c model.Cache) (string, error) {
 		MemorySizeBytes:      c.MemorySizeBytes,
 		CacheDir:             CacheDir,
 		LogSocket:            AgentLogSocket,
+		NginxStatusURL:       "http://" + hostPort("127.0.0.1", StatusPort) + statusPath,
 		ProxyAddress:         hostPort("127.0.0.1", AgentProxyPort),
 		AdminAddress:         fmt.Sprintf(":%d", AgentAdminPort),
 		Upstreams:            map[string]string{},

@@ -97,6 +97,7 @@ func (t *Tier) start(nginxBin string, c model.Cache) error {
 	}
 	cfg.CacheDir = cacheDir
 	cfg.LogSocket = strings.Replace(cfg.LogSocket, nginx.TmpDir+"/", t.Dir+"/", 1)
+	cfg.NginxStatusURL = strings.Replace(cfg.NginxStatusURL, fmt.Sprintf(":%d/", nginx.StatusPort), fmt.Sprintf(":%d/", statusPort), 1)
 	cfg.ProxyAddress = "127.0.0.1:" + strconv.Itoa(proxyPort)
 	cfg.AdminAddress = "127.0.0.1:" + strconv.Itoa(adminPort)
 	agent, err := cacheagent.New(cfg)
@@ -122,7 +123,8 @@ func (t *Tier) start(nginxBin string, c model.Cache) error {
 		return err
 	}
 	t.URL = fmt.Sprintf("http://127.0.0.1:%d", httpPort)
-	if err := waitFor(fmt.Sprintf("http://127.0.0.1:%d/healthz", statusPort), nil); err != nil {
+	// Over TCP: an HTTP request would count as a hit.
+	if err := waitForTCP(fmt.Sprintf("127.0.0.1:%d", httpPort)); err != nil {
 		return fmt.Errorf("nginx did not start: %w\n%s", err, t.log)
 	}
 	return nil
@@ -191,6 +193,21 @@ func waitFor(url string, failed <-chan error) error {
 		case ferr := <-failed:
 			return ferr
 		default:
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitForTCP polls until address accepts a connection, for up to 10 s.
+func waitForTCP(address string) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", address, time.Second)
+		if err == nil {
+			return c.Close()
 		}
 		if time.Now().After(deadline) {
 			return err

@@ -1,0 +1,191 @@
+package testutil
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"webfarm.dev/operator/internal/model"
+)
+
+// The renderers' invariants (only directives and filters their golden files
+// have, no statement a user string added) are checked by the renderers' fuzz
+// tests and by test/hostile alike: one parser each, so both judge a config
+// the same way. This file imports no renderer, so the renderers' own tests
+// (envoy's are in package envoy) can use it.
+
+// NginxStatement is one nginx statement: its directive with the blocks
+// around it ("http>server>location>proxy_pass") and its number of arguments.
+type NginxStatement struct {
+	Path string
+	Args int
+}
+
+// nginxMapKeywords are the words that mean something as the first word of a
+// statement in a map block; any other first word there is a key.
+var nginxMapKeywords = map[string]bool{"default": true, "include": true, "hostnames": true, "volatile": true}
+
+// NginxStatements splits an nginx config into its statements as nginx's own
+// parser does (words separated by blanks, quoted words, comments to the end
+// of the line, statements ended by ";" or opening a block with "{"), so a
+// test sees the statements nginx would, whatever a user string holds.
+func NginxStatements(conf string) ([]NginxStatement, error) {
+	var (
+		out    []NginxStatement
+		blocks []string
+		words  []string
+		word   strings.Builder
+		inWord bool
+	)
+	endWord := func() {
+		if inWord {
+			words = append(words, word.String())
+			word.Reset()
+			inWord = false
+		}
+	}
+	end := func(block bool) error {
+		endWord()
+		if len(words) == 0 {
+			return fmt.Errorf("a statement without a directive (after %v)", blocks)
+		}
+		name := words[0]
+		if n := len(blocks); n > 0 && (blocks[n-1] == "types" || blocks[n-1] == "map" && !nginxMapKeywords[name]) {
+			name = "*" // a key of the block, not a directive
+		}
+		path := strings.Join(append(slices.Clone(blocks), name), ">")
+		out = append(out, NginxStatement{path, len(words) - 1})
+		if block {
+			blocks = append(blocks, name)
+		}
+		words = words[:0]
+		return nil
+	}
+	for i := 0; i < len(conf); i++ {
+		c := conf[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			endWord()
+		case c == '#' && !inWord:
+			for i < len(conf) && conf[i] != '\n' {
+				i++
+			}
+		case (c == '"' || c == '\'') && !inWord:
+			j := i + 1
+			for ; j < len(conf) && conf[j] != c; j++ {
+				if conf[j] == '\\' {
+					j++
+				}
+			}
+			if j >= len(conf) {
+				return nil, fmt.Errorf("an unterminated quoted string")
+			}
+			word.WriteString(conf[i : j+1])
+			inWord = true
+			i = j
+		case c == ';':
+			if err := end(false); err != nil {
+				return nil, err
+			}
+		case c == '{':
+			if err := end(true); err != nil {
+				return nil, err
+			}
+		case c == '}':
+			endWord()
+			if len(words) > 0 || len(blocks) == 0 {
+				return nil, fmt.Errorf("an unexpected }")
+			}
+			blocks = blocks[:len(blocks)-1]
+		default:
+			word.WriteByte(c)
+			inWord = true
+		}
+	}
+	endWord()
+	if len(words) > 0 || len(blocks) > 0 {
+		return nil, fmt.Errorf("an unterminated statement or block")
+	}
+	return out, nil
+}
+
+// NginxEmittedDirectives are the statement paths of the golden nginx configs
+// matching pattern (under testdata, as GoldenVocabulary reads it): everything
+// the nginx renderer writes by itself, so anything else came from a user.
+func NginxEmittedDirectives(t testing.TB, pattern string) map[string]bool {
+	t.Helper()
+	return GoldenVocabulary(t, pattern, func(file []byte) ([]string, error) {
+		ss, err := NginxStatements(string(file))
+		paths := make([]string, len(ss))
+		for i, s := range ss {
+			paths[i] = s.Path
+		}
+		return paths, err
+	})
+}
+
+// EnvoyExtensions are the filter names (of objects with a typed_config, as
+// "filter NAME") and the "@type" values (as "@type TYPE") anywhere in a JSON
+// document: the Envoy features a config turns on, whatever its layout.
+func EnvoyExtensions(doc []byte) (map[string]bool, error) {
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if t, ok := v["@type"].(string); ok {
+				out["@type "+t] = true
+			}
+			if _, ok := v["typed_config"]; ok {
+				out[fmt.Sprintf("filter %v", v["name"])] = true
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out, nil
+}
+
+// EnvoyEmittedExtensions are the EnvoyExtensions of the golden Envoy configs
+// matching pattern (under testdata, as GoldenVocabulary reads it): every
+// feature of the Envoy renderer has one, so anything else came from a user.
+func EnvoyEmittedExtensions(t testing.TB, pattern string) map[string]bool {
+	t.Helper()
+	return GoldenVocabulary(t, pattern, func(file []byte) ([]string, error) {
+		found, err := EnvoyExtensions(file)
+		return slices.Collect(maps.Keys(found)), err
+	})
+}
+
+// PlainPool is p with its names replaced by plain placeholders. Rendered, it
+// is the reference a config of p must match statement for statement: a user
+// string may change words, never add or change a statement.
+func PlainPool(p model.Pool) model.Pool {
+	p.Name, p.Namespace = "name", "namespace"
+	return p
+}
+
+// PlainCache is c with its names and its pools' names replaced by plain
+// placeholders (the reference, as for PlainPool). c's upstreams are copied,
+// not changed.
+func PlainCache(c model.Cache) model.Cache {
+	c.Name, c.Namespace = "name", "namespace"
+	c.Upstreams = slices.Clone(c.Upstreams)
+	for i := range c.Upstreams {
+		c.Upstreams[i].Pool = fmt.Sprintf("pool%d", i)
+	}
+	return c
+}
