@@ -9,7 +9,13 @@ import (
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -19,6 +25,7 @@ import (
 	"webfarm.dev/operator/internal/cpu"
 	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/xds"
 )
@@ -105,6 +112,32 @@ const (
 	indexFarmPools    = "spec.appPools"
 	indexFarmPolicies = "spec.cachePolicies"
 )
+
+// CacheOptions are the operator's cache: only the objects it generates (a
+// cluster's other ConfigMaps, Services and Deployments never fill its
+// memory), and, when namespaces are given, only theirs (the chart then
+// grants the operator's rules in those namespaces alone).
+func CacheOptions(namespaces []string) cache.Options {
+	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{k8s.LabelManagedBy: k8s.ManagedBy})}
+	o := cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&appsv1.Deployment{}:            managed,
+		&corev1.ConfigMap{}:             managed,
+		&corev1.Service{}:               managed,
+		&corev1.ServiceAccount{}:        managed,
+		&policyv1.PodDisruptionBudget{}: managed,
+		// EndpointSlices carry their Service's labels.
+		&discoveryv1.EndpointSlice{}: managed,
+		// Worker pods carry their pod template's labels (rapid-fail protection).
+		&corev1.Pod{}: managed,
+	}}
+	if len(namespaces) > 0 {
+		o.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			o.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return o
+}
 
 // The metrics endpoint checks each scraper's token and its right to the path.
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create

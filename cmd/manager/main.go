@@ -9,18 +9,13 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	promapi "github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -29,7 +24,6 @@ import (
 	"webfarm.dev/operator/controllers"
 	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/model"
-	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/scheme"
 	"webfarm.dev/operator/internal/xds"
@@ -51,6 +45,7 @@ func main() {
 		prometheusURL                                      string
 		autoscale                                          controllers.AutoscaleOptions
 		activatorAddress                                   string
+		watchNamespaces                                    []string
 		activatorPort                                      int
 		activationTimeout                                  time.Duration
 	)
@@ -63,6 +58,14 @@ func main() {
 	flag.StringVar(&nginxImage, "nginx-image", "localhost/webfarm-nginx:1.22.1", "image of the nginx workers and cache tiers")
 	flag.StringVar(&agentImage, "cache-agent-image", "localhost/webfarm-operator:dev", "image of the agent beside each cache tier's nginx: the operator's own image")
 	flag.StringVar(&pullPolicy, "image-pull-policy", "IfNotPresent", "pull policy of every generated container")
+	flag.Func("watch-namespaces", "comma-separated namespaces whose farms, pools and cache policies the operator serves (default: all)", func(v string) error {
+		for _, ns := range strings.Split(v, ",") {
+			if ns = strings.TrimSpace(ns); ns != "" {
+				watchNamespaces = append(watchNamespaces, ns)
+			}
+		}
+		return nil
+	})
 	flag.StringVar(&xdsAddress, "xds-address", "webfarm-operator-xds.webfarm-system.svc:18000", "host:port where Envoy frontends reach the operator's xDS server")
 	flag.StringVar(&xdsBindAddress, "xds-bind-address", ":18000", "address the xDS server listens on")
 	flag.IntVar(&concurrency, "concurrency", 4, "reconciles in parallel per kind")
@@ -106,7 +109,7 @@ func main() {
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        "webfarm-operator.webfarm.dev",
 		LeaderElectionNamespace: leaderElectionNamespace,
-		Cache:                   cache.Options{ByObject: onlyManagedChildren()},
+		Cache:                   controllers.CacheOptions(watchNamespaces),
 	})
 	if err != nil {
 		log.Error(err, "creating the manager")
@@ -142,7 +145,7 @@ func main() {
 		log.Error(err, "adding the readiness check")
 		os.Exit(1)
 	}
-	log.Info("starting", "envoyImage", envoyImage, "nginxImage", nginxImage, "xdsAddress", xdsAddress)
+	log.Info("starting", "envoyImage", envoyImage, "nginxImage", nginxImage, "xdsAddress", xdsAddress, "watchNamespaces", watchNamespaces)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "running the manager")
 		os.Exit(1)
@@ -159,23 +162,6 @@ func metricsOptions(address string, secure bool, extra map[string]http.Handler) 
 		o.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 	return o
-}
-
-// onlyManagedChildren keeps the operator's cache to the objects it generates:
-// a cluster's other ConfigMaps, Services and Deployments never fill its memory.
-func onlyManagedChildren() map[client.Object]cache.ByObject {
-	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{k8s.LabelManagedBy: k8s.ManagedBy})}
-	return map[client.Object]cache.ByObject{
-		&appsv1.Deployment{}:            managed,
-		&corev1.ConfigMap{}:             managed,
-		&corev1.Service{}:               managed,
-		&corev1.ServiceAccount{}:        managed,
-		&policyv1.PodDisruptionBudget{}: managed,
-		// EndpointSlices carry their Service's labels.
-		&discoveryv1.EndpointSlice{}: managed,
-		// Worker pods carry their pod template's labels (rapid-fail protection).
-		&corev1.Pod{}: managed,
-	}
 }
 
 func platformFrom(images model.Images, xdsAddress string) (model.Platform, error) {

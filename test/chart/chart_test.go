@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +18,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
@@ -26,6 +29,7 @@ import (
 	"k8s.io/pod-security-admission/policy"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
@@ -79,11 +83,97 @@ func TestTheChartRendersTheOperator(t *testing.T) {
 	for kind, want := range map[string]int{
 		"CustomResourceDefinition": 3, "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 1, // the operator's, and its metrics' readers
 		"Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 2, // xDS and metrics
+		"NetworkPolicy": 1,
 	} {
 		if got := len(objs[kind]); got != want {
 			t.Errorf("%d %s objects, want %d", got, kind, want)
 		}
 	}
+
+	t.Run("only the frontends reach xDS and the activator; metrics and probes have their own rules", func(t *testing.T) {
+		var np networkingv1.NetworkPolicy
+		mustUnmarshal(t, objs["NetworkPolicy"][0], &np)
+		if len(np.Spec.Ingress) != 3 || len(np.Spec.PolicyTypes) != 1 || np.Spec.PolicyTypes[0] != networkingv1.PolicyTypeIngress {
+			t.Fatalf("ingress rules %+v, policy types %v; want 3 ingress rules", np.Spec.Ingress, np.Spec.PolicyTypes)
+		}
+		frontends := np.Spec.Ingress[0]
+		if len(frontends.From) != 1 || frontends.From[0].NamespaceSelector == nil || frontends.From[0].PodSelector == nil ||
+			frontends.From[0].PodSelector.MatchLabels["app.kubernetes.io/component"] != "frontend" ||
+			frontends.From[0].PodSelector.MatchLabels["app.kubernetes.io/managed-by"] != "webfarm-operator" {
+			t.Errorf("xDS peers %+v, want the generated frontends of every namespace", frontends.From)
+		}
+		var ports []string
+		for _, rule := range np.Spec.Ingress {
+			for _, p := range rule.Ports {
+				ports = append(ports, p.Port.String())
+			}
+		}
+		if got := strings.Join(ports, ","); got != "xds,activator,metrics,probes" {
+			t.Errorf("ports %s, want xds,activator,metrics,probes", got)
+		}
+		var d appsv1.Deployment
+		mustUnmarshal(t, objs["Deployment"][0], &d)
+		named := map[string]bool{}
+		for _, p := range d.Spec.Template.Spec.Containers[0].Ports {
+			named[p.Name] = true
+		}
+		for _, p := range ports {
+			if !named[p] {
+				t.Errorf("the policy admits port %q, which the operator's container does not name", p)
+			}
+		}
+		if off := render(t, "--set", "networkPolicy.enabled=false"); len(off["NetworkPolicy"]) != 0 {
+			t.Errorf("networkPolicy.enabled=false still renders a NetworkPolicy")
+		}
+	})
+
+	t.Run("with watchNamespaces, the cluster-scoped rules are exactly the generated role's cluster-scoped ones", func(t *testing.T) {
+		objs := render(t, "--set", "watchNamespaces={shop,blog}")
+		if len(objs["ClusterRoleBinding"]) != 1 || len(objs["RoleBinding"]) != 3 {
+			t.Fatalf("%d ClusterRoleBindings and %d RoleBindings, want 1 (cluster-scoped rules) and 3 (two namespaces, leader election)",
+				len(objs["ClusterRoleBinding"]), len(objs["RoleBinding"]))
+		}
+		var scoped, generated rbacv1.ClusterRole
+		for _, doc := range objs["ClusterRole"] {
+			var r rbacv1.ClusterRole
+			mustUnmarshal(t, doc, &r)
+			if strings.HasSuffix(r.Name, "-cluster-scoped") {
+				scoped = r
+			}
+		}
+		raw, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "config", "rbac", "role.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustUnmarshal(t, raw, &generated)
+		clusterScoped := map[string]bool{"nodes": true, "namespaces": true, "tokenreviews": true, "subjectaccessreviews": true,
+			"customresourcedefinitions": true, "clusterroles": true, "clusterrolebindings": true, "persistentvolumes": true}
+		var want []rbacv1.PolicyRule
+		for _, r := range generated.Rules {
+			var res []string
+			for _, name := range r.Resources {
+				if clusterScoped[name] {
+					res = append(res, name)
+				}
+			}
+			if len(res) > 0 {
+				want = append(want, rbacv1.PolicyRule{APIGroups: r.APIGroups, Resources: res, Verbs: r.Verbs})
+			}
+		}
+		key := func(rs []rbacv1.PolicyRule) []string {
+			var out []string
+			for _, r := range rs {
+				for _, res := range r.Resources {
+					out = append(out, fmt.Sprintf("%v/%s:%v", r.APIGroups, res, r.Verbs))
+				}
+			}
+			sort.Strings(out)
+			return out
+		}
+		if got, w := key(scoped.Rules), key(want); !reflect.DeepEqual(got, w) {
+			t.Errorf("cluster-scoped rules %v, want %v (from config/rbac/role.yaml)", got, w)
+		}
+	})
 
 	t.Run("a metrics reader may get the metrics and the frontends' discovery, nothing else", func(t *testing.T) {
 		var reader rbacv1.ClusterRole
@@ -156,6 +246,56 @@ func TestTheChartRendersTheOperator(t *testing.T) {
 // The chart installs on a real API server, and the operator, running with
 // nothing but the chart's RBAC, reconciles a farm.
 func TestTheChartInstallsAndItsRBACIsEnoughForTheOperator(t *testing.T) {
+	installAndReconcile(t, nil)
+}
+
+// With watchNamespaces, the chart's RoleBindings and cluster-scoped rules are
+// enough for an operator that serves those namespaces, and it can touch
+// nothing elsewhere.
+func TestAnOperatorWatchingNamespacesNeedsNoClusterWideRights(t *testing.T) {
+	admin, asOperator := installAndReconcile(t, []string{"shop"}, "--set", "watchNamespaces={shop}")
+	operator, err := client.New(asOperator, client.Options{Scheme: testutil.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere"}}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		do   func() error
+	}{
+		{"it cannot list Deployments of the whole cluster", func() error { return operator.List(ctx, &appsv1.DeploymentList{}) }},
+		{"it cannot list another namespace's ConfigMaps", func() error {
+			return operator.List(ctx, &corev1.ConfigMapList{}, client.InNamespace("elsewhere"))
+		}},
+		{"it cannot create a Deployment in another namespace", func() error {
+			return operator.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "elsewhere", Name: "x"}})
+		}},
+		{"it cannot read another namespace's farms", func() error {
+			return operator.List(ctx, &v1.WebFarmList{}, client.InNamespace("elsewhere"))
+		}},
+		{"it can read no Secret at all", func() error {
+			return operator.List(ctx, &corev1.SecretList{}, client.InNamespace("shop"))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.do(); !apierrors.IsForbidden(err) {
+				t.Errorf("got %v, want Forbidden", err)
+			}
+		})
+	}
+}
+
+// installAndReconcile installs the chart with helm args on a fresh control
+// plane, runs the controllers as the chart's ServiceAccount (serving
+// watch, or all namespaces), and waits until they reconcile a farm with a
+// pool and a cache policy in namespace "shop". It returns an admin client
+// and the operator's REST config.
+func installAndReconcile(t *testing.T, watch []string, helmArgs ...string) (client.Client, *rest.Config) {
+	t.Helper()
 	cp, err := testutil.StartControlPlane()
 	if err != nil {
 		t.Fatal(err)
@@ -169,13 +309,17 @@ func TestTheChartInstallsAndItsRBACIsEnoughForTheOperator(t *testing.T) {
 	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out := helm(t, "install", "wf", chartDir, "--kubeconfig", path, "--namespace", "webfarm-system", "--create-namespace")
-	if !strings.Contains(out, "STATUS: deployed") {
-		t.Fatalf("helm install:\n%s", out)
-	}
 	admin, err := client.New(cp.Config, client.Options{Scheme: testutil.Scheme()})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The farm's namespace exists first: with watchNamespaces, helm puts a RoleBinding there.
+	if err := admin.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}); err != nil {
+		t.Fatal(err)
+	}
+	out := helm(t, append([]string{"install", "wf", chartDir, "--kubeconfig", path, "--namespace", "webfarm-system", "--create-namespace"}, helmArgs...)...)
+	if !strings.Contains(out, "STATUS: deployed") {
+		t.Fatalf("helm install:\n%s", out)
 	}
 	if err := admin.Get(context.Background(), client.ObjectKey{Namespace: "webfarm-system", Name: "wf"}, &appsv1.Deployment{}); err != nil {
 		t.Fatalf("the operator's Deployment: %v", err)
@@ -184,7 +328,10 @@ func TestTheChartInstallsAndItsRBACIsEnoughForTheOperator(t *testing.T) {
 	// Run the controllers as the chart's ServiceAccount.
 	asOperator := rest.CopyConfig(cp.Config)
 	asOperator.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:webfarm-system:wf"}
-	mgr, err := ctrl.NewManager(asOperator, ctrl.Options{Scheme: testutil.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := ctrl.NewManager(asOperator, ctrl.Options{Scheme: testutil.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache: controllers.CacheOptions(watch),
+		// Each test of this package runs its own manager with the same controllers.
+		Controller: config.Controller{SkipNameValidation: &skipNameValidation}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,13 +343,12 @@ func TestTheChartInstallsAndItsRBACIsEnoughForTheOperator(t *testing.T) {
 	go func() { done <- mgr.Start(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}
 	pool := &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "www"}, Spec: v1.AppPoolSpec{App: &v1.AppContainer{Image: "shop:1", Port: 3000}}}
 	policy := &v1.CachePolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "static"}}
 	farm := &v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}, Spec: v1.WebFarmSpec{Sites: []v1.Site{
 		{Name: "www", Hosts: []v1.Hostname{"shop.example"}, Routes: []v1.Route{{PathPrefix: "/", AppPool: "www", CachePolicy: "static"}, {PathPrefix: "/missing", AppPool: "gone"}}},
 	}}}
-	for _, o := range []client.Object{ns, pool, policy, farm} {
+	for _, o := range []client.Object{pool, policy, farm} {
 		if err := admin.Create(context.Background(), o); err != nil {
 			t.Fatal(err)
 		}
@@ -235,8 +381,11 @@ func TestTheChartInstallsAndItsRBACIsEnoughForTheOperator(t *testing.T) {
 		return fmt.Errorf("no InvalidReference event: the operator may not create events")
 	})
 
-	helm(t, "uninstall", "wf", "--kubeconfig", path, "--namespace", "webfarm-system")
+	t.Cleanup(func() { helm(t, "uninstall", "wf", "--kubeconfig", path, "--namespace", "webfarm-system") })
+	return admin, asOperator
 }
+
+var skipNameValidation = true
 
 func mustUnmarshal(t *testing.T, doc []byte, into any) {
 	t.Helper()
