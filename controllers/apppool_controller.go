@@ -77,6 +77,9 @@ func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := pool.DeepCopy()
+	if paused, err := syncPaused(ctx, r.Client, before, pool); paused || err != nil {
+		return ctrl.Result{}, err
+	}
 	v, recheck, err := r.reconcile(ctx, pool)
 	return ctrl.Result{RequeueAfter: recheck}, finish(ctx, r.Client, r.Recorder, before, pool, v, err)
 }

@@ -59,6 +59,9 @@ func (r *CachePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := policy.DeepCopy()
+	if paused, err := syncPaused(ctx, r.Client, before, policy); paused || err != nil {
+		return ctrl.Result{}, err
+	}
 	v, again, err := r.reconcile(ctx, policy)
 	return ctrl.Result{RequeueAfter: again}, finish(ctx, r.Client, r.Recorder, before, policy, v, err)
 }

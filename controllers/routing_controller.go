@@ -29,6 +29,11 @@ type RoutingReconciler struct {
 	XDS      *xds.Server
 
 	retired retiredClusters
+
+	// lastFarms are the farms as last routed, by namespace/name: a paused
+	// farm keeps its routes (its pools' endpoints still follow the pods).
+	mu        sync.Mutex
+	lastFarms map[string]model.Farm
 }
 
 // retireAfter is how long a pool's cluster stays in a farm's snapshot after
@@ -43,6 +48,9 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	var farm v1.WebFarm
 	if err := r.Client.Get(ctx, req.NamespacedName, &farm); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.mu.Lock()
+			delete(r.lastFarms, req.String())
+			r.mu.Unlock()
 			r.retired.forget(req.String() + " pools")
 			r.retired.forget(req.String() + " caches")
 			r.XDS.Remove(req.Namespace + "/" + req.Name)
@@ -50,8 +58,8 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		return ctrl.Result{}, err
 	}
-	f, err := model.ResolveFarm(&farm, r.Platform)
-	if err != nil {
+	f, ok := r.farmToRoute(&farm)
+	if !ok {
 		// The farm's Envoys keep their last good routing; the WebFarm
 		// controller reports the problem in the farm's status.
 		return ctrl.Result{}, nil
@@ -75,6 +83,31 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: recheck}, r.XDS.Update(ctx, envoy.NodeCluster(f), routing)
+}
+
+// farmToRoute is the farm as its frontends route it: as resolved from its
+// spec, or, while it is paused, as last routed (after a restart of the
+// operator during a pause, as its spec says). false: its spec does not
+// resolve.
+func (r *RoutingReconciler) farmToRoute(farm *v1.WebFarm) (model.Farm, bool) {
+	key := client.ObjectKeyFromObject(farm).String()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if last, ok := r.lastFarms[key]; ok && isPaused(farm) {
+		// The caller adds retiring clusters to these lists: not to the stored farm's.
+		last.Pools, last.CachePolicies = slices.Clone(last.Pools), slices.Clone(last.CachePolicies)
+		return last, true
+	}
+	f, err := model.ResolveFarm(farm, r.Platform)
+	if err != nil {
+		return model.Farm{}, false
+	}
+	if r.lastFarms == nil {
+		r.lastFarms = map[string]model.Farm{}
+	}
+	r.lastFarms[key] = f
+	f.Pools, f.CachePolicies = slices.Clone(f.Pools), slices.Clone(f.CachePolicies)
+	return f, true
 }
 
 // minPositive is the smaller of two durations that are set (0: not set).

@@ -45,6 +45,9 @@ func (r *WebFarmReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := farm.DeepCopy()
+	if paused, err := syncPaused(ctx, r.Client, before, farm); paused || err != nil {
+		return ctrl.Result{}, err
+	}
 	v, err := r.reconcile(ctx, farm)
 	return ctrl.Result{}, finish(ctx, r.Client, r.Recorder, before, farm, v, err)
 }

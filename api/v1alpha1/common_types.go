@@ -20,11 +20,21 @@ const (
 	// cannot measure it (Prometheus unreachable, no series, NaN); its
 	// replicas hold (or follow fallbackReplicas) and never go down.
 	ConditionMetricsAvailable = "MetricsAvailable"
+	// ConditionPaused is True while the PausedAnnotation holds the
+	// operator's hands off a resource.
+	ConditionPaused = "Paused"
 )
+
+// PausedAnnotation pauses the reconciliation of a WebFarm, AppPool or
+// CachePolicy: set to "true", the operator leaves its children, its
+// frontends' routes (a farm keeps the routes it had; endpoints still follow
+// the pods) and its replicas as they are, until the annotation is removed.
+const PausedAnnotation = "webfarm.dev/paused"
 
 // Condition reasons. They are CamelCase and stable: alerts and scripts match them.
 const (
 	ReasonAvailable        = "Available"
+	ReasonPaused           = "Paused"
 	ReasonProgressing      = "Progressing"
 	ReasonInvalidReference = "InvalidReference"
 	ReasonApplyFailed      = "ApplyFailed"
