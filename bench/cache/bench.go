@@ -9,11 +9,14 @@ import (
 	"sync"
 	"time"
 
+	"webfarm.dev/operator/bench/internal/benchkit"
 	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/model"
-	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/testutil/localcache"
 )
+
+// readyTimeout bounds each server's start.
+const readyTimeout = 20 * time.Second
 
 // caseResult is what one replay case measured.
 type caseResult struct {
@@ -35,7 +38,7 @@ type caseResult struct {
 // every case, then measures the hit path. Every process it started is
 // stopped when it returns, also on error or Ctrl-C.
 func bench(ctx context.Context, o options, dir string) (*report, error) {
-	rep := &report{o: o, start: time.Now(), machine: machine()}
+	rep := &report{o: o, start: time.Now(), machine: benchkit.Machine()}
 	s := newSite(o.images, o.imageSize, o.thumbSize)
 	rep.site = s
 	count := int(o.rate * o.replay.Seconds())
@@ -56,32 +59,28 @@ func bench(ctx context.Context, o options, dir string) (*report, error) {
 	if err := writeContent(contentDir, append(s.files, hotFile)); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(2)
+	ports, err := benchkit.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	layout := poolLayout{contentDir: contentDir, tmpDir: filepath.Join(dir, "pool"), httpPort: ports[0], statusPort: ports[1]}
+	layout := benchkit.PoolLayout{ContentDir: contentDir, TmpDir: filepath.Join(dir, "pool"), HTTPPort: ports[0], StatusPort: ports[1]}
 	poolModel, err := benchPool()
 	if err != nil {
 		return nil, err
 	}
-	rendered, err := nginx.PoolConfig(poolModel)
+	conf, err := benchkit.PoolConfig(poolModel, layout)
 	if err != nil {
 		return nil, err
 	}
-	conf, err := localPoolConfig(rendered, layout)
+	pool, err := benchkit.StartNginx(o.nginx, "pool nginx", layout.TmpDir, conf, o.cpus)
 	if err != nil {
 		return nil, err
 	}
-	pool, err := startNginx(o.nginx, "pool nginx", layout.tmpDir, conf, o.cpus)
-	if err != nil {
+	defer pool.Stop()
+	if err := benchkit.WaitReady(ctx, pool, fmt.Sprintf("http://127.0.0.1:%d%s", layout.HTTPPort, hotFile.path), siteHost, readyTimeout); err != nil {
 		return nil, err
 	}
-	defer pool.stop()
-	if err := waitReady(ctx, pool, fmt.Sprintf("http://127.0.0.1:%d%s", layout.httpPort, hotFile.path)); err != nil {
-		return nil, err
-	}
-	logf("pool nginx ready (pid %d); replay: %d requests at %.0f/s over %d connections per case", pool.pid(), count, o.rate, o.concurrency)
+	logf("pool nginx ready (pid %d); replay: %d requests at %.0f/s over %d connections per case", pool.PID(), count, o.rate, o.concurrency)
 
 	for _, cs := range o.cases {
 		res, err := runCase(ctx, o, cs, s, seq, pool, layout)
@@ -93,7 +92,7 @@ func bench(ctx context.Context, o options, dir string) (*report, error) {
 	if o.hitPath {
 		// The target's file, and the gallery's most requested image.
 		files := []file{hotFile, s.files[mostRequested(seq, o.images)]}
-		hit, err := benchHitPath(ctx, o, dir, pool, layout.httpPort, files)
+		hit, err := benchHitPath(ctx, o, dir, pool, layout.HTTPPort, files)
 		rep.hit = hit
 		if err != nil {
 			return rep, fmt.Errorf("hit path: %w", err)
@@ -106,13 +105,13 @@ func bench(ctx context.Context, o options, dir string) (*report, error) {
 // runCase replays the sequence through a fresh cache tier with the case's
 // settings, or straight to the pool worker, and reads what the tier and the
 // pool counted.
-func runCase(ctx context.Context, o options, cs caseSpec, s site, seq []int, pool *server, l poolLayout) (*caseResult, error) {
+func runCase(ctx context.Context, o options, cs caseSpec, s site, seq []int, pool *benchkit.Server, l benchkit.PoolLayout) (*caseResult, error) {
 	res := &caseResult{spec: cs}
-	rp := replayer{url: fmt.Sprintf("http://127.0.0.1:%d", l.httpPort), concurrency: o.concurrency, files: s.files}
+	rp := replayer{url: fmt.Sprintf("http://127.0.0.1:%d", l.HTTPPort), concurrency: o.concurrency, files: s.files}
 	var tier *localcache.Tier
 	var before cacheagent.Stats
 	if cs.cache != nil {
-		c, err := benchCache(*cs.cache, l.httpPort)
+		c, err := benchCache(*cs.cache, l.HTTPPort)
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +126,7 @@ func runCase(ctx context.Context, o options, cs caseSpec, s site, seq []int, poo
 		// A request with a query string passes by the cache (BYPASS): it
 		// checks the way to the pool without storing anything.
 		f := s.files[0]
-		if err := get(ctx, &http.Client{Timeout: 5 * time.Second}, tier.URL+f.path+"?check=1", map[string]string{model.PoolHeader: poolName}, content(f)); err != nil {
+		if _, err := benchkit.Get(ctx, &http.Client{Timeout: 5 * time.Second}, tier.URL+f.path+"?check=1", siteHost, map[string]string{model.PoolHeader: poolName}, content(f)); err != nil {
 			return nil, fmt.Errorf("the cache tier does not serve the pool's files: %w", err)
 		}
 		rp.url, rp.pool = tier.URL, poolName
@@ -135,12 +134,12 @@ func runCase(ctx context.Context, o options, cs caseSpec, s site, seq []int, poo
 			return nil, err
 		}
 	}
-	statusURL := fmt.Sprintf("http://127.0.0.1:%d/nginx_status", l.statusPort)
+	statusURL := fmt.Sprintf("http://127.0.0.1:%d/nginx_status", l.StatusPort)
 	poolBefore, err := stubRequests(ctx, statusURL)
 	if err != nil {
 		return nil, err
 	}
-	poolCPUBefore, err := pool.cpuTime()
+	poolCPUBefore, err := pool.CPUTime()
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +186,7 @@ func runCase(ctx context.Context, o options, cs caseSpec, s site, seq []int, poo
 		return nil, err
 	}
 	res.poolRequests = poolAfter - poolBefore - 1 // the second read counts itself
-	poolCPUAfter, err := pool.cpuTime()
+	poolCPUAfter, err := pool.CPUTime()
 	if err != nil {
 		return nil, err
 	}

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"webfarm.dev/operator/internal/render/nginx"
 )
 
 func TestTheRequestSequence(t *testing.T) {
@@ -167,14 +165,6 @@ func TestPercentileIsTheNearestRank(t *testing.T) {
 
 func TestTheReportsFigures(t *testing.T) {
 	t.Parallel()
-	round := func(rps ...float64) []hitSample {
-		out := make([]hitSample, len(rps))
-		for i, r := range rps {
-			out[i].requestsPerSecond = r
-		}
-		return out
-	}
-	rps := func(s hitSample) float64 { return s.requestsPerSecond }
 	tests := []struct {
 		name      string
 		got, want float64
@@ -183,9 +173,6 @@ func TestTheReportsFigures(t *testing.T) {
 		{"hit % of no lookups is 0", hitPercent(0, 0, 0), 0},
 		{"a case that sends half the requests to the pool avoids 50 %", avoidedPercent(500, 1000), 50},
 		{"without the no-cache case nothing is avoided", avoidedPercent(500, 0), 0},
-		{"the paired ratio is the median of the ratios within each round", pairedRatio(round(20, 30, 10), round(10, 10, 10), rps), 2},
-		{"a round the other path did not measure is left out", pairedRatio(round(20, 30), round(10), rps), 2},
-		{"the median of an even count is the mean of the middle two", median([]float64{4, 1, 3, 2}), 2.5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -239,25 +226,11 @@ func TestTheStubStatusPage(t *testing.T) {
 	}
 }
 
-func TestTheRenderedConfigsMoveToThisHost(t *testing.T) {
+// The pool worker's and the baseline proxy's configs are tested with
+// benchkit, which renders both.
+func TestTheCasesCachePolicy(t *testing.T) {
 	t.Parallel()
-	p, err := benchPool()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rendered, err := nginx.PoolConfig(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf, err := localPoolConfig(rendered, poolLayout{contentDir: "/bench/www", tmpDir: "/bench/pool", httpPort: 1234, statusPort: 1235})
-	if err != nil {
-		t.Fatal(err)
-	}
 	c, err := benchCache(cacheSettings{threshold: 1, period: 10 * time.Second, ttl: 180 * time.Second, memory: 16 << 20}, 1234)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := proxyConfig(proxyLayout{TmpDir: "/bench/proxy", Port: 2000, Upstream: 1234})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,13 +238,9 @@ func TestTheRenderedConfigsMoveToThisHost(t *testing.T) {
 		name string
 		ok   bool
 	}{
-		{"the pool worker serves the benchmark's content folder", strings.Contains(conf, "root /bench/www;")},
-		{"the pool worker listens on loopback only", strings.Contains(conf, "listen 127.0.0.1:1234 default_server") && strings.Contains(conf, "listen 127.0.0.1:1235;")},
-		{"no path of the pod is left in the pool's config", !strings.Contains(conf, nginx.ContentDir) && !strings.Contains(conf, " "+nginx.TmpDir+"/")},
 		{"the cache keeps the API's defaults for what a case does not set", c.MaxObjectSizeBytes == 256<<10 && c.ClientCacheMode == "NoControl" && c.CPUMilli == 250},
 		{"the cache has the case's settings", c.FrequentHitThreshold == 1 && c.ObjectTTL == 180*time.Second && c.MemorySizeBytes == 16<<20},
 		{"the cache fronts the pool worker", len(c.Upstreams) == 1 && c.Upstreams[0].Pool == poolName && c.Upstreams[0].Port == 1234},
-		{"the baseline proxy passes to the pool worker", strings.Contains(proxy, "server 127.0.0.1:1234;") && strings.Contains(proxy, "listen 127.0.0.1:2000 ")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,17 +13,16 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"webfarm.dev/operator/bench/internal/benchkit"
 	"webfarm.dev/operator/internal/devcluster"
+	"webfarm.dev/operator/internal/model"
 )
 
 // targetHitRatio: the cache's hit path serves at least the baseline proxy's
@@ -42,7 +41,7 @@ type options struct {
 	memory               int64
 	cases                []caseSpec
 
-	wrk         wrkClient
+	wrk         benchkit.Wrk
 	hitDuration time.Duration
 	hitWarmup   time.Duration
 	hitRounds   int
@@ -92,40 +91,20 @@ func run() int {
 		return 2
 	}
 	niceSelf()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	dir, err := os.MkdirTemp("", "webfarm-bench-cache-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	rep, err := bench(ctx, o, dir)
-	if rep != nil {
+	wd := benchkit.WorkDir{Pattern: "webfarm-bench-cache-", Keep: o.keep, Holds: "configs, content and logs"}
+	return wd.Run(func(ctx context.Context, dir string) (string, error) {
+		rep, err := bench(ctx, o, dir)
+		if rep == nil {
+			return "", err
+		}
 		md := rep.markdown()
-		fmt.Println()
-		fmt.Print(md)
 		if o.out != "" {
 			if werr := os.WriteFile(o.out, []byte(md), 0o644); werr != nil && err == nil {
 				err = werr
 			}
 		}
-	}
-	if ctx.Err() != nil {
-		err = errors.New("interrupted")
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "\nbenchmark failed: %v\n", err)
-	}
-	if o.keep {
-		fmt.Fprintf(os.Stderr, "configs, content and logs are in %s\n", dir)
-	} else {
-		_ = os.RemoveAll(dir)
-	}
-	if err != nil {
-		return 1
-	}
-	return 0
+		return md, err
+	})
 }
 
 func parseFlags(args []string) (options, error) {
@@ -143,8 +122,8 @@ func parseFlags(args []string) (options, error) {
 	memMiB := fs.Int64("memory-mib", 16, "the cache's memorySize, MiB (smaller than the files asked for more than once)")
 	names := fs.String("cases", "defaults,tuned-60,tuned-180,none", "replay cases to run: defaults, tuned-60, tuned-180, none")
 	fs.BoolVar(&o.hitPath, "hit-path", true, "compare the cache's hit path with an nginx proxy (wrk)")
-	fs.IntVar(&o.wrk.connections, "connections", 32, "hit path: wrk keep-alive connections")
-	fs.IntVar(&o.wrk.threads, "threads", 1, "hit path: wrk threads")
+	fs.IntVar(&o.wrk.Connections, "connections", 32, "hit path: wrk keep-alive connections")
+	fs.IntVar(&o.wrk.Threads, "threads", 1, "hit path: wrk threads")
 	fs.DurationVar(&o.hitDuration, "duration", 2*time.Second, "hit path: length of one measurement (whole seconds)")
 	fs.DurationVar(&o.hitWarmup, "warmup", time.Second, "hit path: an unmeasured run of each path first")
 	fs.IntVar(&o.hitRounds, "rounds", 5, "hit path: measurements of each path, interleaved; the report gives medians")
@@ -153,7 +132,7 @@ func parseFlags(args []string) (options, error) {
 	pin := fs.Bool("pin", true, "run the cache tier's nginx and the baseline proxy on the last processor, the pool worker and wrk on the first")
 	fs.StringVar(&o.out, "out", "", "also write the report to this file")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (content, configs, nginx logs)")
-	fs.StringVar(&o.wrk.wrk, "wrk", "", "the wrk binary (default: wrk on PATH, else bin/wrk)")
+	fs.StringVar(&o.wrk.Bin, "wrk", "", "the wrk binary (default: wrk on PATH, else bin/wrk)")
 	fs.StringVar(&o.nginx, "nginx", "", "the nginx binary (default: nginx on PATH, else bin/nginx)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage of cache (see bench/README.md):\n")
@@ -178,9 +157,10 @@ func parseFlags(args []string) (options, error) {
 		return o, errors.New("-zipf must be above 1")
 	case o.rate <= 0 || o.replay < time.Second || o.concurrency < 1 || o.memory < 1<<20:
 		return o, errors.New("-rate and -concurrency must be positive, -replay at least 1s, -memory-mib at least 1")
-	case o.hitRounds < 1 || o.wrk.connections < 1 || o.wrk.threads < 1 || o.hitDuration < time.Second:
+	case o.hitRounds < 1 || o.wrk.Connections < 1 || o.wrk.Threads < 1 || o.hitDuration < time.Second:
 		return o, errors.New("-rounds, -connections and -threads must be positive, -duration at least 1s")
 	}
+	o.wrk.Headers = []string{"Host: " + siteHost, model.PoolHeader + ": " + poolName}
 	o.hopCPU = -1
 	if *pin && runtime.NumCPU() >= 2 {
 		// On 2 shared cores, where the scheduler puts the busy processes
@@ -188,7 +168,7 @@ func parseFlags(args []string) (options, error) {
 		// runs comparable, and give each hop (the proxy or the cache) one core.
 		o.hopCPU = runtime.NumCPU() - 1
 		o.cpus, o.hopCPUs = "0", strconv.Itoa(o.hopCPU)
-		o.wrk.cpus = o.cpus
+		o.wrk.CPUs = o.cpus
 	}
 	root, err := devcluster.RepoRoot()
 	if err != nil {
@@ -196,29 +176,14 @@ func parseFlags(args []string) (options, error) {
 	}
 	bin := filepath.Join(root, "bin")
 	if o.hitPath {
-		if o.wrk.wrk, err = binary(o.wrk.wrk, "wrk", bin, "hack/install-tools.sh wrk"); err != nil {
+		if o.wrk.Bin, err = benchkit.Binary(o.wrk.Bin, "wrk", bin, "hack/install-tools.sh wrk"); err != nil {
 			return o, err
 		}
 	}
-	if o.nginx, err = binary(o.nginx, "nginx", bin, "make tools"); err != nil {
+	if o.nginx, err = benchkit.Binary(o.nginx, "nginx", bin, "make tools"); err != nil {
 		return o, err
 	}
 	return o, nil
-}
-
-// binary is the named flag value, else the command on PATH, else bin/name.
-func binary(flagValue, name, bin, install string) (string, error) {
-	if flagValue != "" {
-		return flagValue, nil
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p, nil
-	}
-	p := filepath.Join(bin, name)
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("%s not found on PATH nor in %s (run: %s)", name, bin, install)
-	}
-	return p, nil
 }
 
 // logf prints a progress line on stderr (the report goes to stdout).

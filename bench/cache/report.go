@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"webfarm.dev/operator/bench/internal/benchkit"
 )
 
 // report is everything the benchmark measured.
@@ -54,42 +54,6 @@ func avoidedPercent(poolRequests, withoutCache int64) float64 {
 	return 100 * float64(withoutCache-poolRequests) / float64(withoutCache)
 }
 
-// median of an odd count is the middle value, of an even count the mean of
-// the two middle ones; of none, 0.
-func median(vs []float64) float64 {
-	if len(vs) == 0 {
-		return 0
-	}
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	mid := len(s) / 2
-	if len(s)%2 == 1 {
-		return s[mid]
-	}
-	return (s[mid-1] + s[mid]) / 2
-}
-
-// pairedRatio is the median over the rounds of a figure of a divided by the
-// same figure of b in the same round: both measurements of a round are
-// seconds apart, so other work on a shared machine weighs on both alike.
-func pairedRatio(a, b []hitSample, figure func(hitSample) float64) float64 {
-	var ratios []float64
-	for i := range min(len(a), len(b)) {
-		if figure(b[i]) > 0 {
-			ratios = append(ratios, figure(a[i])/figure(b[i]))
-		}
-	}
-	return median(ratios)
-}
-
-func medianOf(samples []hitSample, figure func(hitSample) float64) float64 {
-	vs := make([]float64, len(samples))
-	for i, s := range samples {
-		vs[i] = figure(s)
-	}
-	return median(vs)
-}
-
 // commandLine is how the run was started.
 func (r *report) commandLine() string {
 	parts := []string{"go", "run", "./bench/cache"}
@@ -126,7 +90,7 @@ func (r *report) markdown() string {
 		o.concurrency, o.rate, o.replay, o.burst)
 	if o.hitPath {
 		fmt.Fprintf(&b, "| Hit path | wrk, %d keep-alive connections, %d thread(s), %d interleaved rounds of %s (medians shown) |\n",
-			o.wrk.connections, o.wrk.threads, o.hitRounds, o.hitDuration)
+			o.wrk.Connections, o.wrk.Threads, o.hitRounds, o.hitDuration)
 	}
 	placement := "the scheduler's"
 	if o.hopCPUs != "" {
@@ -177,14 +141,14 @@ func (r *report) casesMarkdown() string {
 		top, topRatio, topP99 := "-", "-", "-"
 		if c.burst.requests > 0 {
 			top = fmt.Sprintf("%.0f", c.burst.requestsPerSecond())
-			topP99 = millis(percentile(c.burst.latencies, 99))
+			topP99 = benchkit.Millis(percentile(c.burst.latencies, 99))
 			if noCacheRPS > 0 {
 				topRatio = fmt.Sprintf("%.2fx", c.burst.requestsPerSecond()/noCacheRPS)
 			}
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %s | %.1f s | %.0f | %s | %s | %s | %s |\n",
 			c.spec.title, hit, lookups, stored, objects, memory, c.poolRequests, avoided, c.poolCPU.Seconds(),
-			c.replay.requestsPerSecond(), millis(percentile(c.replay.latencies, 99)), top, topRatio, topP99)
+			c.replay.requestsPerSecond(), benchkit.Millis(percentile(c.replay.latencies, 99)), top, topRatio, topP99)
 	}
 	// What the client saw against what the agent counted.
 	var notes []string
@@ -202,7 +166,7 @@ func (r *report) casesMarkdown() string {
 			notes = append(notes, fmt.Sprintf("%s: %d misses and bypasses, but %d requests reached the pool", c.spec.name, c.stats.Misses+c.stats.Bypasses, c.poolRequests))
 		}
 		if n := atLeast(c.replay.latencies, slowAnswer); n > 0 {
-			notes = append(notes, fmt.Sprintf("%s: %d answers of the replay took %s or more (the slowest %s)", c.spec.name, n, slowAnswer, millis(c.replay.latencies[len(c.replay.latencies)-1])))
+			notes = append(notes, fmt.Sprintf("%s: %d answers of the replay took %s or more (the slowest %s)", c.spec.name, n, slowAnswer, benchkit.Millis(c.replay.latencies[len(c.replay.latencies)-1])))
 		}
 		if c.peakMem > r.o.memory {
 			notes = append(notes, fmt.Sprintf("%s: the cache held up to %.1f MiB, over its memorySize of %d MiB", c.spec.name, float64(c.peakMem)/mib, r.o.memory/mib))
@@ -241,18 +205,18 @@ func (r *report) hitMarkdown() string {
 			rounds = append(rounds, fmt.Sprintf("%.0f", s.requestsPerSecond))
 		}
 		d := func(f func(hitSample) time.Duration) time.Duration {
-			return time.Duration(medianOf(h.samples, func(s hitSample) float64 { return float64(f(s)) }))
+			return time.Duration(benchkit.MedianOf(h.samples, func(s hitSample) float64 { return float64(f(s)) }))
 		}
 		agent := "-"
 		if h.tier != nil {
-			agent = micros(d(func(s hitSample) time.Duration { return s.agentCPU }))
+			agent = benchkit.Micros(d(func(s hitSample) time.Duration { return s.agentCPU }))
 		}
-		ratio := pairedRatio(h.samples, base.samples, rps)
+		ratio := benchkit.PairedRatio(h.samples, base.samples, rps)
 		fmt.Fprintf(&b, "| %s (%.0f KB) | %s | %.0f | %s | %s | %.2fx | %.2fx | %s, %s, %s | %s |\n",
-			h.file.path, float64(h.file.size)/1024, h.name, medianOf(h.samples, rps),
-			millis(d(func(s hitSample) time.Duration { return s.p50 })), millis(d(func(s hitSample) time.Duration { return s.p99 })),
-			ratio, pairedRatio(h.samples, base.samples, p99),
-			micros(d(func(s hitSample) time.Duration { return s.hopCPU })), micros(d(func(s hitSample) time.Duration { return s.poolCPU })), agent,
+			h.file.path, float64(h.file.size)/1024, h.name, benchkit.MedianOf(h.samples, rps),
+			benchkit.Millis(d(func(s hitSample) time.Duration { return s.p50 })), benchkit.Millis(d(func(s hitSample) time.Duration { return s.p99 })),
+			ratio, benchkit.PairedRatio(h.samples, base.samples, p99),
+			benchkit.Micros(d(func(s hitSample) time.Duration { return s.hopCPU })), benchkit.Micros(d(func(s hitSample) time.Duration { return s.poolCPU })), agent,
 			strings.Join(rounds, ", "))
 		if h.tier != nil {
 			verdict := "MISS"
@@ -277,26 +241,4 @@ func (r *report) hitMarkdown() string {
 			hr.agentCounted, hr.tierRequests, 100*float64(hr.agentCounted)/float64(hr.tierRequests))
 	}
 	return b.String()
-}
-
-func millis(d time.Duration) string {
-	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
-}
-
-func micros(d time.Duration) string {
-	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
-}
-
-// machine describes the host the benchmark ran on.
-func machine() string {
-	model := ""
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				model = " (" + strings.TrimSpace(v) + ")"
-				break
-			}
-		}
-	}
-	return fmt.Sprintf("%d CPUs%s, %s/%s, shared with other work", runtime.NumCPU(), model, runtime.GOOS, runtime.GOARCH)
 }

@@ -4,11 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
+
+	"webfarm.dev/operator/bench/internal/benchkit"
 )
 
 // file is one file of the benchmark's site.
@@ -49,22 +48,13 @@ func (s site) bytes() int64 {
 // site's files: the IIS 6 headline size.
 var hotFile = file{path: "/hot/15kb.html", size: 15 * 1024}
 
-// content is a file's body: printable, deterministic and different for every
-// file, so that a wrong file is noticed.
-func content(f file) []byte {
-	line := fmt.Sprintf("%s %d bytes of benchmark content\n", f.path, f.size)
-	return []byte(strings.Repeat(line, f.size/len(line)+1)[:f.size])
-}
+// content is a file's body (benchkit.Content), checked on the way.
+func content(f file) []byte { return benchkit.Content(f.path, f.size) }
 
-// writeContent writes the files under root, readable by nginx workers that
-// run as another user.
+// writeContent writes the files under root.
 func writeContent(root string, files []file) error {
 	for _, f := range files {
-		p := filepath.Join(root, filepath.FromSlash(f.path))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, content(f), 0o644); err != nil {
+		if err := benchkit.WriteContent(root, f.path, f.size); err != nil {
 			return err
 		}
 	}

@@ -13,10 +13,10 @@ import (
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 
+	"webfarm.dev/operator/bench/internal/benchkit"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/render/k8s"
-	"webfarm.dev/operator/internal/render/nginx"
 )
 
 // route is one way from the client to the pool's files.
@@ -25,8 +25,8 @@ type route struct {
 	farm     bool
 	baseline bool
 	url      string
-	front    *server  // the proxy hop; nil for bare nginx
-	args     []string // Envoy's command line, without the binary
+	front    *benchkit.Server // the proxy hop; nil for bare nginx
+	args     []string         // Envoy's command line, without the binary
 }
 
 // readyTimeout bounds each server's start.
@@ -35,7 +35,7 @@ const readyTimeout = 20 * time.Second
 // bench starts the servers, measures every route on every workload and
 // stops every process it started before it returns, also on error or Ctrl-C.
 func bench(ctx context.Context, o options, dir string) (*report, error) {
-	rep := &report{o: o, start: time.Now(), machine: machine()}
+	rep := &report{o: o, start: time.Now(), machine: benchkit.Machine()}
 	var procs servers
 	defer procs.stopAll()
 
@@ -58,7 +58,7 @@ func bench(ctx context.Context, o options, dir string) (*report, error) {
 		return nil, err
 	}
 	logf("servers ready: pool nginx pid %d; %d routes; client: wrk, %d connections, %d thread(s), %s per measurement, %d rounds",
-		pool.pid(), len(routes), o.connections, o.threads, o.duration, o.rounds)
+		pool.PID(), len(routes), o.Connections, o.Threads, o.duration, o.rounds)
 
 	for _, w := range o.workloads {
 		res, err := measureWorkload(ctx, o, w, routes, pool, scripts[w.name])
@@ -125,16 +125,16 @@ func farmVariants(o options) []variant {
 
 // startRoutes starts the pool worker and every proxy in front of it. A run
 // of tuning steps has only farm routes.
-func startRoutes(ctx context.Context, o options, dir string, procs *servers) ([]*route, *server, error) {
+func startRoutes(ctx context.Context, o options, dir string, procs *servers) ([]*route, *benchkit.Server, error) {
 	variants := farmVariants(o)
-	ports, err := freePorts(3)
+	ports, err := benchkit.FreePorts(3)
 	if err != nil {
 		return nil, nil, err
 	}
-	layout := poolLayout{contentDir: filepath.Join(dir, "www"), tmpDir: filepath.Join(dir, "pool"), httpPort: ports[0], statusPort: ports[1]}
+	layout := benchkit.PoolLayout{ContentDir: filepath.Join(dir, "www"), TmpDir: filepath.Join(dir, "pool"), HTTPPort: ports[0], StatusPort: ports[1]}
 	for _, v := range variants {
 		if slices.ContainsFunc(v.settings, func(s setting) bool { return s.knob.name == "upstream-h2" }) {
-			layout.h2Port = ports[2]
+			layout.H2Port = ports[2]
 		}
 	}
 	poolModel, err := benchPool()
@@ -148,14 +148,14 @@ func startRoutes(ctx context.Context, o options, dir string, procs *servers) ([]
 
 	var routes []*route
 	if len(o.steps) == 0 {
-		routes = append(routes, &route{name: "bare nginx (the pool worker)", url: fmt.Sprintf("http://127.0.0.1:%d", layout.httpPort)})
-		proxy, err := startProxy(ctx, o, filepath.Join(dir, "proxy"), layout.httpPort, false, procs)
+		routes = append(routes, &route{name: "bare nginx (the pool worker)", url: fmt.Sprintf("http://127.0.0.1:%d", layout.HTTPPort)})
+		proxy, err := startProxy(ctx, o, filepath.Join(dir, "proxy"), layout.HTTPPort, false, procs)
 		if err != nil {
 			return nil, nil, err
 		}
 		routes = append(routes, proxy)
 		if o.bufferedProxy {
-			buffered, err := startProxy(ctx, o, filepath.Join(dir, "proxy-buffered"), layout.httpPort, true, procs)
+			buffered, err := startProxy(ctx, o, filepath.Join(dir, "proxy-buffered"), layout.HTTPPort, true, procs)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -178,7 +178,7 @@ func startRoutes(ctx context.Context, o options, dir string, procs *servers) ([]
 
 // measureWorkload warms every route up, then measures them in interleaved
 // rounds, or, in a run of tuning steps, pairwise (steps.go).
-func measureWorkload(ctx context.Context, o options, w workload, routes []*route, pool *server, script string) (*workloadResult, error) {
+func measureWorkload(ctx context.Context, o options, w workload, routes []*route, pool *benchkit.Server, script string) (*workloadResult, error) {
 	res := &workloadResult{w: w}
 	for _, r := range routes {
 		res.routes = append(res.routes, &routeResult{name: r.name, farm: r.farm, baseline: r.baseline, hop: r.front != nil})
@@ -187,7 +187,7 @@ func measureWorkload(ctx context.Context, o options, w workload, routes []*route
 	// has no figures worth reporting: it is dropped from the workload and
 	// reported as failed, and the others go on. Only the baseline is needed.
 	failed := func(i int, err error) error {
-		if !errors.Is(err, errWrongAnswers) || routes[i].baseline || len(o.steps) > 0 {
+		if !errors.Is(err, benchkit.ErrWrongAnswers) || routes[i].baseline || len(o.steps) > 0 {
 			return err
 		}
 		res.routes[i].failure = err.Error()
@@ -196,7 +196,7 @@ func measureWorkload(ctx context.Context, o options, w workload, routes []*route
 	}
 	if o.warmup > 0 {
 		for i, r := range routes {
-			if _, _, err := o.client.run(ctx, r.url, script, o.warmup); err != nil {
+			if _, _, err := o.client.Run(ctx, r.url, script, o.warmup); err != nil {
 				if err := failed(i, err); err != nil {
 					return res, fmt.Errorf("warming up %s: %w", r.name, err)
 				}
@@ -216,7 +216,7 @@ func measureWorkload(ctx context.Context, o options, w workload, routes []*route
 			if res.routes[i].failure != "" {
 				continue
 			}
-			if err := waitQuiet(ctx, o.quietBelow, o.quietWait); err != nil {
+			if err := benchkit.WaitQuiet(ctx, o.quietBelow, o.quietWait); err != nil {
 				return res, err
 			}
 			s, err := measure(ctx, o.client, routes[i], pool, script)
@@ -234,30 +234,26 @@ func measureWorkload(ctx context.Context, o options, w workload, routes []*route
 	return res, nil
 }
 
-func startPool(ctx context.Context, o options, p model.Pool, l poolLayout, procs *servers) (*server, error) {
-	rendered, err := nginx.PoolConfig(p)
+func startPool(ctx context.Context, o options, p model.Pool, l benchkit.PoolLayout, procs *servers) (*benchkit.Server, error) {
+	conf, err := benchkit.PoolConfig(p, l)
 	if err != nil {
 		return nil, err
 	}
-	conf, err := localPoolConfig(rendered, l)
+	s, err := startNginx(o.nginx, "pool nginx", l.TmpDir, conf, o.CPUs, procs)
 	if err != nil {
 		return nil, err
 	}
-	s, err := startNginx(o.nginx, "pool nginx", l.tmpDir, conf, o.cpus, procs)
-	if err != nil {
-		return nil, err
-	}
-	return s, waitReady(ctx, s, fmt.Sprintf("http://127.0.0.1:%d/healthz", l.statusPort), "", readyTimeout)
+	return s, benchkit.WaitReady(ctx, s, fmt.Sprintf("http://127.0.0.1:%d/healthz", l.StatusPort), "", readyTimeout)
 }
 
 // startProxy starts an nginx proxy to the pool: the baseline, or with
 // buffered responses (nginx's default, not ingress-nginx's) a reference.
 func startProxy(ctx context.Context, o options, dir string, upstream int, buffered bool, procs *servers) (*route, error) {
-	ports, err := freePorts(1)
+	ports, err := benchkit.FreePorts(1)
 	if err != nil {
 		return nil, err
 	}
-	conf, err := proxyConfig(proxyLayout{TmpDir: dir, Port: ports[0], Upstream: upstream, Workers: o.proxyWorkers, BufferResponses: buffered})
+	conf, err := benchkit.ProxyConfig(benchkit.ProxyLayout{TmpDir: dir, Port: ports[0], Upstream: upstream, Workers: o.proxyWorkers, BufferResponses: buffered})
 	if err != nil {
 		return nil, err
 	}
@@ -270,19 +266,12 @@ func startProxy(ctx context.Context, o options, dir string, upstream int, buffer
 		r.name, r.baseline = "nginx proxy, proxy_buffering on -> nginx", false
 	}
 	// Ready when it proxies: any file will do.
-	return r, waitReady(ctx, s, r.url+o.workloads[0].files[0].path, siteHost, readyTimeout)
+	return r, benchkit.WaitReady(ctx, s, r.url+o.workloads[0].files[0].path, siteHost, readyTimeout)
 }
 
-// startNginx writes conf into dir and starts nginx on it.
-func startNginx(bin, name, dir, conf, cpus string, procs *servers) (*server, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
-		return nil, err
-	}
-	s, err := startServer(name, filepath.Join(dir, "nginx.log"), cpus, bin, "-e", "stderr", "-p", dir, "-c", path)
+// startNginx writes conf into dir and starts nginx on it, stopped with procs.
+func startNginx(bin, name, dir, conf, cpus string, procs *servers) (*benchkit.Server, error) {
+	s, err := benchkit.StartNginx(bin, name, dir, conf, cpus)
 	if err != nil {
 		return nil, err
 	}
@@ -291,8 +280,8 @@ func startNginx(bin, name, dir, conf, cpus string, procs *servers) (*server, err
 }
 
 // startFrontend renders the farm's frontend, applies the settings and starts Envoy.
-func startFrontend(ctx context.Context, o options, farm model.Farm, pool model.Pool, v variant, dir string, layout poolLayout, procs *servers) (*route, error) {
-	ports, err := freePorts(3)
+func startFrontend(ctx context.Context, o options, farm model.Farm, pool model.Pool, v variant, dir string, layout benchkit.PoolLayout, procs *servers) (*route, error) {
+	ports, err := benchkit.FreePorts(3)
 	if err != nil {
 		return nil, err
 	}
@@ -311,13 +300,13 @@ func startFrontend(ctx context.Context, o options, farm model.Farm, pool model.P
 	if err := os.WriteFile(path, conf, 0o644); err != nil {
 		return nil, err
 	}
-	s, err := startServer("envoy", filepath.Join(dir, "envoy.log"), o.hopCPUs, append([]string{o.envoy}, f.args...)...)
+	s, err := benchkit.StartServer("envoy", filepath.Join(dir, "envoy.log"), o.hopCPUs, append([]string{o.envoy}, f.args...)...)
 	if err != nil {
 		return nil, err
 	}
 	procs.add(s)
 	r := &route{name: v.name(), farm: true, args: f.args, url: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), front: s}
-	if err := waitReady(ctx, s, fmt.Sprintf("http://127.0.0.1:%d%s", ports[1], envoy.ReadyPath), "", readyTimeout); err != nil {
+	if err := benchkit.WaitReady(ctx, s, fmt.Sprintf("http://127.0.0.1:%d%s", ports[1], envoy.ReadyPath), "", readyTimeout); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -325,8 +314,8 @@ func startFrontend(ctx context.Context, o options, farm model.Farm, pool model.P
 
 // farmFrontend is the farm's rendered frontend with the settings applied,
 // on this host's ports.
-func farmFrontend(farm model.Farm, pool model.Pool, settings []setting, layout poolLayout, ports envoyPorts, configPath string) (*frontend, error) {
-	routing, err := envoy.FarmRouting(farm, map[string]model.Pool{pool.Name: pool}, farmBackends(layout.httpPort))
+func farmFrontend(farm model.Farm, pool model.Pool, settings []setting, layout benchkit.PoolLayout, ports envoyPorts, configPath string) (*frontend, error) {
+	routing, err := envoy.FarmRouting(farm, map[string]model.Pool{pool.Name: pool}, farmBackends(layout.HTTPPort))
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +337,7 @@ func farmFrontend(farm model.Farm, pool model.Pool, settings []setting, layout p
 	if f.upstreamH2 {
 		for _, c := range poolClusters(b) {
 			for _, e := range c.LoadAssignment.Endpoints[0].LbEndpoints {
-				e.GetEndpoint().GetAddress().GetSocketAddress().PortSpecifier = &corev3.SocketAddress_PortValue{PortValue: uint32(layout.h2Port)}
+				e.GetEndpoint().GetAddress().GetSocketAddress().PortSpecifier = &corev3.SocketAddress_PortValue{PortValue: uint32(layout.H2Port)}
 			}
 		}
 	}
@@ -404,7 +393,7 @@ func verify(ctx context.Context, routes []*route, ws []workload) error {
 	for _, r := range routes {
 		for _, w := range ws {
 			for _, f := range w.files {
-				if err := get(ctx, c, r.url+f.path, siteHost, content(f)); err != nil {
+				if _, err := benchkit.Get(ctx, c, r.url+f.path, siteHost, nil, content(f)); err != nil {
 					return fmt.Errorf("%s: %w", r.name, err)
 				}
 			}
@@ -416,22 +405,22 @@ func verify(ctx context.Context, routes []*route, ws []workload) error {
 // measure runs the client once against a route and takes the CPU time that
 // the proxy hop, the pool worker and the client spent meanwhile, and what
 // everything else on the machine used.
-func measure(ctx context.Context, c client, r *route, pool *server, script string) (sample, error) {
+func measure(ctx context.Context, c client, r *route, pool *benchkit.Server, script string) (sample, error) {
 	frontBefore, poolBefore, err := cpuOf(r.front, pool)
 	if err != nil {
 		return sample{}, err
 	}
-	busyBefore, err := machineBusy()
+	busyBefore, err := benchkit.MachineBusy()
 	if err != nil {
 		return sample{}, err
 	}
 	start := time.Now()
-	res, clientCPU, err := c.run(ctx, r.url, script, c.duration)
+	res, clientCPU, err := c.Run(ctx, r.url, script, c.duration)
 	if err != nil {
 		return sample{}, fmt.Errorf("%s: %w", r.name, err)
 	}
 	wall := time.Since(start)
-	busyAfter, err := machineBusy()
+	busyAfter, err := benchkit.MachineBusy()
 	if err != nil {
 		return sample{}, err
 	}
@@ -439,11 +428,11 @@ func measure(ctx context.Context, c client, r *route, pool *server, script strin
 	if err != nil {
 		return sample{}, err
 	}
-	if err := pool.exited(); err != nil {
+	if err := pool.Exited(); err != nil {
 		return sample{}, err
 	}
 	if r.front != nil {
-		if err := r.front.exited(); err != nil {
+		if err := r.front.Exited(); err != nil {
 			return sample{}, err
 		}
 	}
@@ -451,9 +440,9 @@ func measure(ctx context.Context, c client, r *route, pool *server, script strin
 	others := busyAfter - busyBefore - front - poolCPU - clientCPU
 	n := time.Duration(res.Requests)
 	return sample{
-		requestsPerSecond: float64(res.Requests) / (float64(res.DurationUS) / 1e6),
-		p50:               time.Duration(res.Latency.P50) * time.Microsecond,
-		p99:               time.Duration(res.Latency.P99) * time.Microsecond,
+		requestsPerSecond: res.RequestsPerSecond(),
+		p50:               res.P50(),
+		p99:               res.P99(),
 		frontCPU:          front / n,
 		poolCPU:           poolCPU / n,
 		clientCPU:         clientCPU / n,
@@ -461,12 +450,12 @@ func measure(ctx context.Context, c client, r *route, pool *server, script strin
 	}, nil
 }
 
-func cpuOf(front, pool *server) (frontCPU, poolCPU time.Duration, err error) {
+func cpuOf(front, pool *benchkit.Server) (frontCPU, poolCPU time.Duration, err error) {
 	if front != nil {
-		if frontCPU, err = front.cpuTime(); err != nil {
+		if frontCPU, err = front.CPUTime(); err != nil {
 			return 0, 0, err
 		}
 	}
-	poolCPU, err = pool.cpuTime()
+	poolCPU, err = pool.CPUTime()
 	return frontCPU, poolCPU, err
 }

@@ -12,16 +12,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"webfarm.dev/operator/bench/internal/benchkit"
 	"webfarm.dev/operator/internal/devcluster"
 )
 
@@ -52,7 +50,7 @@ type options struct {
 	steps         [][]setting // set: run the tuning steps instead of the comparison
 	bufferedProxy bool
 	quietBelow    float64
-	hopCPUs       string // processors of the proxy hop (nginx proxy, Envoy); the client and the pool worker have client.cpus
+	hopCPUs       string // processors of the proxy hop (nginx proxy, Envoy); the client and the pool worker have client.CPUs
 	quietWait     time.Duration
 	perfOut       string
 	keep          bool
@@ -69,44 +67,21 @@ func run() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	dir, err := os.MkdirTemp("", "webfarm-dataplane-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	rep, err := bench(ctx, o, dir)
-	if rep != nil {
-		fmt.Println()
-		fmt.Print(rep.markdown())
-	}
-	if ctx.Err() != nil {
-		err = errors.New("interrupted")
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "\nbenchmark failed: %v\n", err)
-	}
-	if o.keep {
-		fmt.Fprintf(os.Stderr, "configs and logs are in %s\n", dir)
-	} else {
-		_ = os.RemoveAll(dir)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "(-keep keeps the configs and logs)")
+	wd := benchkit.WorkDir{Pattern: "webfarm-dataplane-", Keep: o.keep, Holds: "configs and logs", Hint: "(-keep keeps the configs and logs)"}
+	return wd.Run(func(ctx context.Context, dir string) (string, error) {
+		rep, err := bench(ctx, o, dir)
+		if rep == nil {
+			return "", err
 		}
-	}
-	if err != nil {
-		return 1
-	}
-	return 0
+		return rep.markdown(), err
+	})
 }
 
 func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("dataplane", flag.ContinueOnError)
-	fs.IntVar(&o.connections, "connections", 32, "client keep-alive connections (wrk -c), the same for every path")
-	fs.IntVar(&o.threads, "threads", 1, "client threads (wrk -t)")
+	fs.IntVar(&o.Connections, "connections", 32, "client keep-alive connections (wrk -c), the same for every path")
+	fs.IntVar(&o.Threads, "threads", 1, "client threads (wrk -t)")
 	fs.DurationVar(&o.duration, "duration", 2*time.Second, "length of one measurement (whole seconds)")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "an unmeasured run of each path before the first round")
 	fs.IntVar(&o.rounds, "rounds", 6, "measurements of each path, interleaved with the other paths; the report gives medians")
@@ -120,7 +95,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.bufferedProxy, "buffered-proxy", true, "also measure an nginx proxy with proxy_buffering on (nginx's default; ingress-nginx turns it off), for reference")
 	fs.StringVar(&o.perfOut, "perf", "", "after the measurements, profile every proxy hop (nginx, Envoy) with perf under the first workload, and write perf's reports to this file")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, logs of nginx and Envoy); it is removed otherwise")
-	fs.StringVar(&o.wrk, "wrk", "", "the wrk binary (default: wrk on PATH, else bin/wrk)")
+	fs.StringVar(&o.Bin, "wrk", "", "the wrk binary (default: wrk on PATH, else bin/wrk)")
 	fs.StringVar(&o.nginx, "nginx", "", "the nginx binary (default: nginx on PATH, else bin/nginx)")
 	fs.StringVar(&o.envoy, "envoy", "", "the Envoy binary (default: bin/envoy)")
 	fs.Usage = func() {
@@ -145,15 +120,16 @@ func parseFlags(args []string) (options, error) {
 		}
 		o.workloads = append(o.workloads, workloads[i])
 	}
-	if o.rounds < 1 || o.connections < 1 || o.threads < 1 || o.proxyWorkers < 1 || o.duration < time.Second {
+	if o.rounds < 1 || o.Connections < 1 || o.Threads < 1 || o.proxyWorkers < 1 || o.duration < time.Second {
 		return o, errors.New("-rounds, -connections, -threads and -proxy-workers must be positive, -duration at least 1s")
 	}
+	o.Headers = []string{"Host: " + siteHost}
 	concurrencyDefault = o.proxyWorkers
 	if *pin && o.proxyWorkers == 1 && runtime.NumCPU() >= 2 {
 		// On 2 shared cores, where the scheduler puts three busy processes
 		// changes throughput by up to 2x from one run to the next; fixed
 		// places make runs comparable, and give each proxy hop one core.
-		o.cpus, o.hopCPUs = "0", strconv.Itoa(runtime.NumCPU()-1)
+		o.CPUs, o.hopCPUs = "0", strconv.Itoa(runtime.NumCPU()-1)
 	}
 	var err error
 	if o.tuning, err = parseSettings(*tuning); err != nil {
@@ -170,10 +146,10 @@ func parseFlags(args []string) (options, error) {
 		return o, err
 	}
 	bin := filepath.Join(root, "bin")
-	if o.wrk, err = binary(o.wrk, "wrk", bin, "hack/install-tools.sh wrk"); err != nil {
+	if o.Bin, err = benchkit.Binary(o.Bin, "wrk", bin, "hack/install-tools.sh wrk"); err != nil {
 		return o, err
 	}
-	if o.nginx, err = binary(o.nginx, "nginx", bin, "make tools"); err != nil {
+	if o.nginx, err = benchkit.Binary(o.nginx, "nginx", bin, "make tools"); err != nil {
 		return o, err
 	}
 	if o.envoy == "" {
@@ -183,21 +159,6 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("%v (run: make tools)", err)
 	}
 	return o, nil
-}
-
-// binary is the named flag value, else the command on PATH, else bin/name.
-func binary(flagValue, name, bin, install string) (string, error) {
-	if flagValue != "" {
-		return flagValue, nil
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p, nil
-	}
-	p := filepath.Join(bin, name)
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("%s not found on PATH nor in %s (run: %s)", name, bin, install)
-	}
-	return p, nil
 }
 
 // logf prints a progress line.

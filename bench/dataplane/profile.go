@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"webfarm.dev/operator/bench/internal/benchkit"
 )
 
 // profileRoutes samples the proxy hop of each route with perf while the
@@ -43,7 +45,7 @@ func profileRoute(ctx context.Context, o options, perf string, r *route, script,
 	if r.front == nil {
 		return "", fmt.Errorf("no proxy hop to profile")
 	}
-	pids, err := groupPIDs(r.front.pid())
+	pids, err := benchkit.GroupPIDs(r.front.PID())
 	if err != nil {
 		return "", err
 	}
@@ -54,7 +56,7 @@ func profileRoute(ctx context.Context, o options, perf string, r *route, script,
 	// Long enough for a few thousand samples, whatever -duration is.
 	const seconds = 5
 	load := (seconds + 1) * time.Second
-	rec := exec.CommandContext(ctx, "nice", "-n", niceness, perf, "record", "-e", "cpu-clock", "-F", "999", "-g",
+	rec := exec.CommandContext(ctx, "nice", "-n", strconv.Itoa(benchkit.Niceness), perf, "record", "-e", "cpu-clock", "-F", "999", "-g",
 		"-p", strings.Join(list, ","), "-o", data, "--", "sleep", strconv.Itoa(seconds))
 	var recErr bytes.Buffer
 	rec.Stderr = &recErr
@@ -65,7 +67,7 @@ func profileRoute(ctx context.Context, o options, perf string, r *route, script,
 	if err := rec.Start(); err != nil {
 		return "", err
 	}
-	res, cpu, loadErr := o.client.run(ctx, r.url, script, load)
+	res, cpu, loadErr := o.client.Run(ctx, r.url, script, load)
 	if err := rec.Wait(); err != nil {
 		return "", fmt.Errorf("perf record: %w: %s", err, strings.TrimSpace(recErr.String()))
 	}
@@ -74,9 +76,9 @@ func profileRoute(ctx context.Context, o options, perf string, r *route, script,
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "##### %s: %.0f req/s while profiled (client CPU %s per request)\n\n",
-		r.name, float64(res.Requests)/(float64(res.DurationUS)/1e6), cpu/time.Duration(res.Requests))
+		r.name, res.RequestsPerSecond(), cpu/time.Duration(res.Requests))
 	for _, sort := range []string{"comm", "dso", "dso,sym"} {
-		report := exec.CommandContext(ctx, "nice", "-n", niceness, perf, "report", "-i", data, "--stdio",
+		report := exec.CommandContext(ctx, "nice", "-n", strconv.Itoa(benchkit.Niceness), perf, "report", "-i", data, "--stdio",
 			"--no-children", "--sort", sort, "-g", "none", "--percent-limit", "0.7")
 		text, err := report.Output()
 		if err != nil {

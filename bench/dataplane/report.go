@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
+
+	"webfarm.dev/operator/bench/internal/benchkit"
 )
 
 // report is everything the benchmark measured.
@@ -49,13 +49,7 @@ func (r *report) failures() []string {
 
 // median takes the median of each figure over the rounds on its own.
 func (r *routeResult) median() sample {
-	pick := func(f func(sample) float64) float64 {
-		vs := make([]float64, len(r.samples))
-		for i, s := range r.samples {
-			vs[i] = f(s)
-		}
-		return median(vs)
-	}
+	pick := func(f func(sample) float64) float64 { return benchkit.MedianOf(r.samples, f) }
 	dur := func(f func(sample) time.Duration) time.Duration {
 		return time.Duration(pick(func(s sample) float64 { return float64(f(s)) }))
 	}
@@ -68,21 +62,6 @@ func (r *routeResult) median() sample {
 		clientCPU:         dur(func(s sample) time.Duration { return s.clientCPU }),
 		otherCores:        pick(func(s sample) float64 { return s.otherCores }),
 	}
-}
-
-// median of an odd count is the middle value, of an even count the mean of
-// the two middle ones; of none, 0.
-func median(vs []float64) float64 {
-	if len(vs) == 0 {
-		return 0
-	}
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	mid := len(s) / 2
-	if len(s)%2 == 1 {
-		return s[mid]
-	}
-	return (s[mid-1] + s[mid]) / 2
 }
 
 // comparison is a route's median figures and its ratios to the baseline.
@@ -103,15 +82,9 @@ func compare(r, baseline *routeResult) comparison {
 }
 
 // pairedRatio is the median over the rounds of a figure of r divided by the
-// same figure of other in the same round.
+// same figure of other in the same round (benchkit.PairedRatio).
 func pairedRatio(r, other *routeResult, figure func(sample) float64) float64 {
-	var ratios []float64
-	for i, s := range r.samples {
-		if i < len(other.samples) && figure(other.samples[i]) > 0 {
-			ratios = append(ratios, figure(s)/figure(other.samples[i]))
-		}
-	}
-	return median(ratios)
+	return benchkit.PairedRatio(r.samples, other.samples, figure)
 }
 
 // meetsTargets: the farm path's requests/s at least 0.8x the proxy's, its p99
@@ -128,7 +101,7 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "| Date | %s |\n", r.start.UTC().Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(&b, "| Machine | %s |\n", r.machine)
 	fmt.Fprintf(&b, "| Client | wrk, %d keep-alive connections, %d thread(s), %s per measurement, %d interleaved rounds (medians shown), everything under nice 19 on 127.0.0.1 |\n",
-		o.connections, o.threads, o.duration, o.rounds)
+		o.Connections, o.Threads, o.duration, o.rounds)
 	fmt.Fprintf(&b, "| Pool worker | nginx as `nginx.PoolConfig` renders it for a default AppPool (500m CPU: 1 worker process) |\n")
 	if len(o.steps) > 0 {
 		fmt.Fprintf(&b, "| Mode | tuning steps: each farm path measured against the step before, both loaded at once, both hops on the same processor |\n")
@@ -140,7 +113,7 @@ func (r *report) markdown() string {
 		strings.Join(shownArgs(r.envoyArgs), " "))
 	placement := "the scheduler's"
 	if o.hopCPUs != "" {
-		placement = fmt.Sprintf("proxy hop on CPU %s; client and pool worker on CPU %s", o.hopCPUs, o.cpus)
+		placement = fmt.Sprintf("proxy hop on CPU %s; client and pool worker on CPU %s", o.hopCPUs, o.CPUs)
 	}
 	fmt.Fprintf(&b, "| Placement | %s |\n", placement)
 	if r.wall > 0 {
@@ -195,15 +168,15 @@ func (res *workloadResult) markdown() string {
 		}
 		hop := "none"
 		if r.hop {
-			hop = micros(c.frontCPU)
+			hop = benchkit.Micros(c.frontCPU)
 		}
 		var rounds []string
 		for _, s := range r.samples {
 			rounds = append(rounds, fmt.Sprintf("%.0f", s.requestsPerSecond))
 		}
 		fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %.2fx | %.2fx | %s | %s | %s, %s, %s | %s | %.2f cores |\n",
-			r.name, c.requestsPerSecond, millis(c.p50), millis(c.p99), c.throughputRatio, c.p99Ratio, targets, gain,
-			hop, micros(c.poolCPU), micros(c.clientCPU), strings.Join(rounds, ", "), c.otherCores)
+			r.name, c.requestsPerSecond, benchkit.Millis(c.p50), benchkit.Millis(c.p99), c.throughputRatio, c.p99Ratio, targets, gain,
+			hop, benchkit.Micros(c.poolCPU), benchkit.Micros(c.clientCPU), strings.Join(rounds, ", "), c.otherCores)
 	}
 	return b.String()
 }
@@ -218,25 +191,4 @@ func shownArgs(args []string) []string {
 		}
 	}
 	return out
-}
-
-func millis(d time.Duration) string {
-	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
-}
-func micros(d time.Duration) string {
-	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
-}
-
-// machine describes the host the benchmark ran on.
-func machine() string {
-	model := ""
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				model = " (" + strings.TrimSpace(v) + ")"
-				break
-			}
-		}
-	}
-	return fmt.Sprintf("%d CPUs%s, %s/%s, shared with other work", runtime.NumCPU(), model, runtime.GOOS, runtime.GOARCH)
 }

@@ -6,25 +6,6 @@ import (
 	"time"
 )
 
-func TestMedian(t *testing.T) {
-	tests := []struct {
-		name string
-		in   []float64
-		want float64
-	}{
-		{"no values give zero", nil, 0},
-		{"an odd count gives the middle value", []float64{9, 1, 5}, 5},
-		{"an even count gives the mean of the two middle values", []float64{4, 1, 3, 2}, 2.5},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := median(tt.in); got != tt.want {
-				t.Errorf("median(%v) = %g, want %g", tt.in, got, tt.want)
-			}
-		})
-	}
-}
-
 func rps(p99ms int, values ...float64) *routeResult {
 	r := &routeResult{}
 	for _, v := range values {

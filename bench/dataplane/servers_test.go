@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,101 +9,10 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 
+	"webfarm.dev/operator/bench/internal/benchkit"
 	"webfarm.dev/operator/internal/render/envoy"
-	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/testutil"
 )
-
-func renderedPool(t *testing.T) string {
-	t.Helper()
-	p, err := benchPool()
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf, err := nginx.PoolConfig(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return conf
-}
-
-func TestLocalPoolConfig(t *testing.T) {
-	dir := t.TempDir() // nginx -t opens the pid file's folder
-	if err := os.MkdirAll(filepath.Join(dir, "pool"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	layout := poolLayout{contentDir: dir + "/www", tmpDir: dir + "/pool", httpPort: 41000, statusPort: 41001}
-	withH2 := layout
-	withH2.h2Port = 41002
-	tests := []struct {
-		name     string
-		layout   poolLayout
-		contains []string
-		lacks    []string
-	}{
-		{"the pool worker serves the content on loopback ports, its temporary files in the work directory", layout,
-			[]string{"listen 127.0.0.1:41000 default_server reuseport;", "listen 127.0.0.1:41001;", "root " + dir + "/www;",
-				"pid " + dir + "/pool/nginx.pid;", "client_body_temp_path " + dir + "/pool/client_body;"},
-			[]string{"/srv/www", " /tmp/nginx.pid", "http2"}},
-		{"for HTTP/2 to the pool the worker also listens on a port of its own", withH2,
-			[]string{"listen 127.0.0.1:41000 default_server reuseport;", "listen 127.0.0.1:41002 http2 reuseport;"}, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			conf, err := localPoolConfig(renderedPool(t), tt.layout)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range tt.contains {
-				if !strings.Contains(conf, s) {
-					t.Errorf("the config lacks %q", s)
-				}
-			}
-			for _, s := range tt.lacks {
-				if strings.Contains(conf, s) {
-					t.Errorf("the config still has %q", s)
-				}
-			}
-			testutil.NginxCheck(t, conf)
-		})
-	}
-	t.Run("a renderer that moved the pool's port is noticed", func(t *testing.T) {
-		changed := strings.ReplaceAll(renderedPool(t), "listen 8080 ", "listen 9090 ")
-		if _, err := localPoolConfig(changed, layout); err == nil {
-			t.Error("no error")
-		}
-	})
-}
-
-func TestProxyConfig(t *testing.T) {
-	tests := []struct {
-		name     string
-		layout   proxyLayout
-		contains []string
-	}{
-		{"the baseline keeps ingress-nginx's upstream keep-alive and unbuffered responses",
-			proxyLayout{TmpDir: t.TempDir(), Port: 41010, Upstream: 41000, Workers: 1},
-			[]string{"worker_processes 1;", "server 127.0.0.1:41000;", "keepalive 320;", "keepalive_requests 10000;",
-				"keepalive_timeout 60s;", `proxy_set_header Connection "";`, "proxy_buffering off;", "listen 127.0.0.1:41010 "}},
-		{"the reference proxy buffers responses as nginx does by default",
-			proxyLayout{TmpDir: t.TempDir(), Port: 41011, Upstream: 41000, Workers: 2, BufferResponses: true},
-			[]string{"worker_processes 2;", "proxy_buffering on;"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			conf, err := proxyConfig(tt.layout)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range tt.contains {
-				if !strings.Contains(conf, s) {
-					t.Errorf("the config lacks %q", s)
-				}
-			}
-			testutil.NginxCheck(t, conf)
-		})
-	}
-}
 
 func benchFrontend(t *testing.T, list string) *frontend {
 	t.Helper()
@@ -121,7 +28,7 @@ func benchFrontend(t *testing.T, list string) *frontend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	layout := poolLayout{httpPort: 41000, statusPort: 41001, h2Port: 41002}
+	layout := benchkit.PoolLayout{HTTPPort: 41000, StatusPort: 41001, H2Port: 41002}
 	f, err := farmFrontend(farm, pool, settings, layout, envoyPorts{http: 41020, status: 41021, admin: 41022}, "/tmp/bench/envoy.json")
 	if err != nil {
 		t.Fatal(err)

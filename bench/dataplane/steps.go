@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"webfarm.dev/operator/bench/internal/benchkit"
 )
 
 // A tuning step changes one setting, and its effect (a few percent) is
@@ -29,7 +31,7 @@ type pairSample struct {
 
 // benchSteps measures each route against the one before it, pairwise and
 // simultaneously, round after round.
-func benchSteps(ctx context.Context, o options, routes []*route, pool *server, script string, w workload) ([]*stepPair, error) {
+func benchSteps(ctx context.Context, o options, routes []*route, pool *benchkit.Server, script string, w workload) ([]*stepPair, error) {
 	pairs := make([]*stepPair, len(routes)-1)
 	for i := range pairs {
 		pairs[i] = &stepPair{before: routes[i].name, after: routes[i+1].name}
@@ -37,7 +39,7 @@ func benchSteps(ctx context.Context, o options, routes []*route, pool *server, s
 	for round := range o.rounds {
 		for k := range pairs {
 			i := (k + round) % len(pairs)
-			if err := waitQuiet(ctx, o.quietBelow, o.quietWait); err != nil {
+			if err := benchkit.WaitQuiet(ctx, o.quietBelow, o.quietWait); err != nil {
 				return pairs, err
 			}
 			before, after, err := measurePair(ctx, o.client, routes[i], routes[i+1], pool, script, round%2 == 0)
@@ -53,7 +55,7 @@ func benchSteps(ctx context.Context, o options, routes []*route, pool *server, s
 }
 
 // measurePair loads two routes at once, each with its own client.
-func measurePair(ctx context.Context, c client, a, b *route, pool *server, script string, first bool) (sample, sample, error) {
+func measurePair(ctx context.Context, c client, a, b *route, pool *benchkit.Server, script string, first bool) (sample, sample, error) {
 	var wg sync.WaitGroup
 	var sa, sb sample
 	var errA, errB error
@@ -69,7 +71,7 @@ func measurePair(ctx context.Context, c client, a, b *route, pool *server, scrip
 		go runA()
 	}
 	wg.Wait()
-	for _, err := range []error{errA, errB, pool.exited()} {
+	for _, err := range []error{errA, errB, pool.Exited()} {
 		if err != nil {
 			return sa, sb, err
 		}
@@ -80,26 +82,26 @@ func measurePair(ctx context.Context, c client, a, b *route, pool *server, scrip
 // measureHop is measure without the pool's and the machine's CPU, which two
 // simultaneous runs share.
 func measureHop(ctx context.Context, c client, r *route, script string) (sample, error) {
-	before, err := r.front.cpuTime()
+	before, err := r.front.CPUTime()
 	if err != nil {
 		return sample{}, err
 	}
-	res, clientCPU, err := c.run(ctx, r.url, script, c.duration)
+	res, clientCPU, err := c.Run(ctx, r.url, script, c.duration)
 	if err != nil {
 		return sample{}, fmt.Errorf("%s: %w", r.name, err)
 	}
-	after, err := r.front.cpuTime()
+	after, err := r.front.CPUTime()
 	if err != nil {
 		return sample{}, err
 	}
-	if err := r.front.exited(); err != nil {
+	if err := r.front.Exited(); err != nil {
 		return sample{}, err
 	}
 	n := time.Duration(res.Requests)
 	return sample{
-		requestsPerSecond: float64(res.Requests) / (float64(res.DurationUS) / 1e6),
-		p50:               time.Duration(res.Latency.P50) * time.Microsecond,
-		p99:               time.Duration(res.Latency.P99) * time.Microsecond,
+		requestsPerSecond: res.RequestsPerSecond(),
+		p50:               res.P50(),
+		p99:               res.P99(),
 		frontCPU:          (after - before) / n,
 		clientCPU:         clientCPU / n,
 	}, nil
@@ -123,7 +125,7 @@ func (p *stepPair) medianRatio(figure func(sample) float64) float64 {
 			ratios = append(ratios, figure(r.after)/figure(r.before))
 		}
 	}
-	return median(ratios)
+	return benchkit.Median(ratios)
 }
 
 // stepsMarkdown is the table of a run of tuning steps.
@@ -142,8 +144,8 @@ func stepsMarkdown(pairs []*stepPair) string {
 			gains = append(gains, fmt.Sprintf("%+.0f", (r.after.requestsPerSecond/r.before.requestsPerSecond-1)*100))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %.0f vs %.0f | %+.1f %% | %s vs %s | %+.1f %% | %s |\n",
-			p.after, p.before, median(after), median(before), (p.gain()-1)*100,
-			micros(time.Duration(median(cpuAfter))), micros(time.Duration(median(cpuBefore))), (p.cpuChange()-1)*100,
+			p.after, p.before, benchkit.Median(after), benchkit.Median(before), (p.gain()-1)*100,
+			benchkit.Micros(time.Duration(benchkit.Median(cpuAfter))), benchkit.Micros(time.Duration(benchkit.Median(cpuBefore))), (p.cpuChange()-1)*100,
 			strings.Join(gains, ", "))
 	}
 	return b.String()

@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
+
+	"webfarm.dev/operator/bench/internal/benchkit"
 )
 
 // file is one file a workload asks for, and its share of the requests.
@@ -90,23 +90,14 @@ func (w workload) sequence() []string {
 	return out
 }
 
-// content is a file's body: printable, deterministic, and different for every
-// file, so that a wrong file is noticed by the check before the load.
-func content(f file) []byte {
-	line := fmt.Sprintf("%s %d bytes of benchmark content\n", f.path, f.size)
-	return []byte(strings.Repeat(line, f.size/len(line)+1)[:f.size])
-}
+// content is a file's body (benchkit.Content), checked before the load.
+func content(f file) []byte { return benchkit.Content(f.path, f.size) }
 
-// writeContent writes the files of every workload under root, readable by
-// nginx workers that run as another user.
+// writeContent writes the files of every workload under root.
 func writeContent(root string, ws []workload) error {
 	for _, w := range ws {
 		for _, f := range w.files {
-			p := filepath.Join(root, filepath.FromSlash(f.path))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return err
-			}
-			if err := os.WriteFile(p, content(f), 0o644); err != nil {
+			if err := benchkit.WriteContent(root, f.path, f.size); err != nil {
 				return err
 			}
 		}
@@ -116,16 +107,19 @@ func writeContent(root string, ws []workload) error {
 
 // wrkScript is the client's Lua script: it walks the workload's sequence
 // (requests formatted once, up front) and prints the results as one JSON line
-// after the run. A one-file workload keeps wrk's own prebuilt request.
+// after the run (benchkit.WrkDone). A one-file workload keeps wrk's own
+// prebuilt request.
 func wrkScript(w workload) string {
-	var b strings.Builder
 	seq := w.sequence()
-	if len(w.files) > 1 {
-		b.WriteString("local paths = {\n")
-		for _, p := range seq {
-			fmt.Fprintf(&b, "  %q,\n", p)
-		}
-		b.WriteString(`}
+	if len(w.files) == 1 {
+		return benchkit.WrkScript(seq[0])
+	}
+	var b strings.Builder
+	b.WriteString("local paths = {\n")
+	for _, p := range seq {
+		fmt.Fprintf(&b, "  %q,\n", p)
+	}
+	b.WriteString(`}
 local requests = {}
 local cursor = 0
 
@@ -140,22 +134,6 @@ function request()
   return requests[cursor]
 end
 `)
-	} else {
-		fmt.Fprintf(&b, "wrk.path = %q\n", seq[0])
-	}
-	b.WriteString(`
-function done(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format('` + resultMarker + `{"requests":%d,"duration_us":%d,"bytes":%d,' ..
-    '"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},' ..
-    '"latency_us":{"p50":%d,"p90":%d,"p99":%d,"max":%d}}\n',
-    summary.requests, summary.duration, summary.bytes,
-    e.connect, e.read, e.write, e.status, e.timeout,
-    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max))
-end
-`)
+	b.WriteString(benchkit.WrkDone)
 	return b.String()
 }
-
-// resultMarker starts the line of wrk's output that holds the results.
-const resultMarker = "WEBFARM-RESULT "

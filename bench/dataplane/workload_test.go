@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"webfarm.dev/operator/bench/internal/benchkit"
 )
 
 func TestWebBenchMixMeetsTheStudysFacts(t *testing.T) {
@@ -99,16 +101,6 @@ func TestMeanSize(t *testing.T) {
 	}
 }
 
-func TestContent(t *testing.T) {
-	a, b := webBench.files[0], webBench.files[1]
-	if len(content(a)) != a.size || len(content(b)) != b.size {
-		t.Fatal("a file's content does not have the file's size")
-	}
-	if string(content(a)[:64]) == string(content(b)[:64]) {
-		t.Error("two files start alike: a wrong file would pass the check")
-	}
-}
-
 func TestWrkScript(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -117,7 +109,7 @@ func TestWrkScript(t *testing.T) {
 		lacks    []string
 	}{
 		{"a one-file workload keeps wrk's prebuilt request", headline,
-			[]string{`wrk.path = "/iis6/15kb.html"`, "function done(", resultMarker},
+			[]string{`wrk.path = "/iis6/15kb.html"`, "function done(", benchkit.ResultMarker},
 			[]string{"function request("}},
 		{"the mix formats its requests once and walks the sequence", webBench,
 			[]string{`"/webbench/4kb.html",`, "function init(", "function request(", "function done("},
@@ -137,20 +129,5 @@ func TestWrkScript(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestParseWrk(t *testing.T) {
-	out := "Running 1s test @ http://127.0.0.1:1\n" + resultMarker +
-		`{"requests":1000,"duration_us":1000000,"bytes":15360000,"errors":{"connect":0,"read":0,"write":0,"status":2,"timeout":0},"latency_us":{"p50":500,"p90":900,"p99":1500,"max":3000}}` + "\n"
-	r, err := parseWrk(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Requests != 1000 || r.Errors.Status != 2 || r.Latency.P99 != 1500 {
-		t.Errorf("parsed %+v", r)
-	}
-	if _, err := parseWrk("no result here\n"); err == nil {
-		t.Error("output without a result line parsed")
 	}
 }

@@ -1,0 +1,149 @@
+package benchkit
+
+import (
+	"fmt"
+	"strings"
+	"text/template"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/nginx"
+)
+
+// StaticPool is an AppPool with every field left to its default (500m CPU:
+// one nginx worker) serving static files, resolved as the operator resolves
+// it: the pool worker both benchmarks load.
+func StaticPool(namespace, name string) (model.Pool, error) {
+	ap := &v1.AppPool{}
+	ap.Name, ap.Namespace = name, namespace
+	ap.Spec.Content = &v1.Content{Image: &v1.ImageContent{Reference: "localhost/bench-content:1"}}
+	return model.ResolvePool(ap, model.Platform{})
+}
+
+// PoolLayout is where a pool worker's files and ports are on this host
+// instead of in its pod.
+type PoolLayout struct {
+	ContentDir, TmpDir string
+	HTTPPort           int
+	StatusPort         int
+	H2Port             int // 0: no HTTP/2 listener (a dataplane tuning variant adds one)
+}
+
+// PoolConfig is the pool's nginx.conf as the operator renders it
+// (nginx.PoolConfig), moved to this host (LocalPoolConfig).
+func PoolConfig(p model.Pool, l PoolLayout) (string, error) {
+	rendered, err := nginx.PoolConfig(p)
+	if err != nil {
+		return "", err
+	}
+	return LocalPoolConfig(rendered, l)
+}
+
+// LocalPoolConfig moves the rendered pool nginx.conf from the pod's paths and
+// ports to the benchmark's, and changes nothing else. Each replacement must
+// match: a renderer that changed its paths or ports fails here, loudly.
+func LocalPoolConfig(rendered string, l PoolLayout) (string, error) {
+	listen := fmt.Sprintf("listen 127.0.0.1:%d default_server reuseport;", l.HTTPPort)
+	if l.H2Port != 0 {
+		// nginx 1.22 speaks cleartext HTTP/2 (prior knowledge) only on a port of its own.
+		listen += fmt.Sprintf("\n        listen 127.0.0.1:%d http2 reuseport;", l.H2Port)
+	}
+	// The temporary paths go first: the new paths may themselves be under /tmp.
+	replacements := []struct{ old, new string }{
+		{" " + nginx.TmpDir + "/", " " + l.TmpDir + "/"},
+		{"root " + nginx.ContentDir + ";", "root " + l.ContentDir + ";"},
+		{fmt.Sprintf("listen %d default_server reuseport;", nginx.HTTPPort), listen},
+		{fmt.Sprintf("listen %d;", nginx.StatusPort), fmt.Sprintf("listen 127.0.0.1:%d;", l.StatusPort)},
+	}
+	out := rendered
+	for _, r := range replacements {
+		if !strings.Contains(out, r.old) {
+			return "", fmt.Errorf("the rendered pool config has no %q: the renderer changed, adapt bench/internal/benchkit", r.old)
+		}
+		out = strings.ReplaceAll(out, r.old, r.new)
+	}
+	return out, nil
+}
+
+// ProxyLayout is the baseline proxy's place on this host.
+type ProxyLayout struct {
+	TmpDir          string
+	Port            int
+	Upstream        int // the pool worker's port
+	Workers         int
+	BufferResponses bool // proxy_buffering on instead of ingress-nginx's off
+}
+
+// ProxyConfig is the baseline both benchmarks race: an nginx reverse proxy
+// in front of the pool worker set up as ingress-nginx sets up its nginx by
+// default, without the access log (neither the pool nor the farm's Envoy
+// logs requests) and with the pool's own client keep-alive settings (so that
+// neither proxy closes client connections during a run).
+func ProxyConfig(l ProxyLayout) (string, error) {
+	var b strings.Builder
+	if err := proxyTemplate.Execute(&b, l); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+var proxyTemplate = template.Must(template.New("proxy").Parse(`# The baseline: an nginx reverse proxy as ingress-nginx configures it.
+worker_processes {{.Workers}};
+daemon off;
+pid {{.TmpDir}}/nginx.pid;
+error_log stderr warn;
+
+events {
+    worker_connections 16384;
+}
+
+http {
+    access_log off;
+    server_tokens off;
+    sendfile on;
+    tcp_nopush on;
+    tcp_nodelay on;
+    keepalive_timeout 75s;
+    keepalive_requests 10000;
+    client_body_temp_path {{.TmpDir}}/client_body;
+    proxy_temp_path {{.TmpDir}}/proxy;
+    fastcgi_temp_path {{.TmpDir}}/fastcgi;
+    uwsgi_temp_path {{.TmpDir}}/uwsgi;
+    scgi_temp_path {{.TmpDir}}/scgi;
+
+    # ingress-nginx's upstream keep-alive defaults.
+    upstream pool {
+        server 127.0.0.1:{{.Upstream}};
+        keepalive 320;
+        keepalive_requests 10000;
+        keepalive_timeout 60s;
+        keepalive_time 1h;
+    }
+
+    server {
+        listen 127.0.0.1:{{.Port}} default_server reuseport;
+
+        location / {
+            proxy_pass http://pool;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $host;
+            proxy_set_header X-Request-ID $request_id;
+            proxy_set_header X-Real-IP $remote_addr;
+            proxy_set_header X-Forwarded-For $remote_addr;
+            proxy_set_header X-Forwarded-Host $host;
+            proxy_set_header X-Forwarded-Port $server_port;
+            proxy_set_header X-Forwarded-Proto $scheme;
+            proxy_set_header X-Scheme $scheme;
+            proxy_set_header Proxy "";
+            proxy_connect_timeout 5s;
+            proxy_send_timeout 60s;
+            proxy_read_timeout 60s;
+            proxy_buffering {{if .BufferResponses}}on{{else}}off{{end}};
+            proxy_buffer_size 4k;
+            proxy_buffers 4 4k;
+            proxy_next_upstream error timeout;
+        }
+    }
+}
+`))
