@@ -129,7 +129,8 @@ type AppPoolSpec struct {
 	Idle Idle `json:"idle,omitzero"`
 
 	// Recycling restarts workers (rolling) periodically, after a number of
-	// requests, or over a memory limit.
+	// requests, or over a memory limit. Accepted and defaulted, not yet
+	// applied by the operator.
 	//
 	// +optional
 	// +kubebuilder:default={}
@@ -510,7 +511,9 @@ type AppPoolStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Ready and Degraded.
+	// Conditions: Ready, Degraded, Stopped (health monitoring keeps the pool
+	// stopped), CPULimitExceeded, MetricsAvailable (autoscaled pools) and
+	// Paused.
 	//
 	// +optional
 	// +listType=map

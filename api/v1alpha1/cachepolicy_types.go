@@ -128,7 +128,7 @@ type CachePolicyStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Ready and Degraded.
+	// Conditions: Ready, Degraded and Paused.
 	//
 	// +optional
 	// +listType=map

@@ -282,7 +282,7 @@ type WebFarmStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Ready (the frontend and every routed pool serve) and Degraded.
+	// Conditions: Ready (the frontend and every routed pool serve), Degraded and Paused.
 	//
 	// +optional
 	// +listType=map
