@@ -21,9 +21,29 @@ type ControlPlane struct {
 	Config *rest.Config
 }
 
+// ControlPlaneOption changes how the control plane starts.
+type ControlPlaneOption func(*envtest.Environment) error
+
+// WithAuditLog makes the API server write an audit event of every request
+// (metadata only) to path, one JSON object per line: which user did what.
+func WithAuditLog(path string) ControlPlaneOption {
+	return func(env *envtest.Environment) error {
+		policy := filepath.Join(filepath.Dir(path), "audit-policy.yaml")
+		rules := "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n"
+		if err := os.WriteFile(policy, []byte(rules), 0o600); err != nil {
+			return err
+		}
+		env.ControlPlane.GetAPIServer().Configure().
+			Append("audit-policy-file", policy).
+			Append("audit-log-path", path).
+			Append("audit-log-mode", "blocking")
+		return nil
+	}
+}
+
 // StartControlPlane starts kube-apiserver and etcd from KUBEBUILDER_ASSETS (the
 // Makefile points it at bin/k8s, which hack/install-tools.sh fills).
-func StartControlPlane() (*ControlPlane, error) {
+func StartControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		assets = filepath.Join(RepoRoot(), "bin", "k8s")
@@ -35,6 +55,11 @@ func StartControlPlane() (*ControlPlane, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: assets,
+	}
+	for _, o := range opts {
+		if err := o(env); err != nil {
+			return nil, err
+		}
 	}
 	cfg, err := env.Start()
 	if err != nil {
