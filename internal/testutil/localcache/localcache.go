@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -37,22 +38,32 @@ type Tier struct {
 	nginx  *exec.Cmd
 	log    *bytes.Buffer
 	cancel context.CancelFunc
-	done   chan error
+	// stopped closes when the agent's Run returns, with its error in runErr.
+	stopped chan struct{}
+	runErr  error
 }
 
 // Start renders c (its Upstreams are the pools' loopback addresses) and runs
 // nginx and the agent. nginxBin is the nginx program. Stop ends both.
+//
+// The free ports it picks may be taken by another process before nginx or
+// the agent binds them (tests run tiers in parallel): it tries three times.
 func Start(nginxBin string, c model.Cache) (*Tier, error) {
-	dir, err := os.MkdirTemp("", "webfarm-cache-")
-	if err != nil {
-		return nil, err
+	var errs []error
+	for range 3 {
+		dir, err := os.MkdirTemp("", "webfarm-cache-")
+		if err != nil {
+			return nil, err
+		}
+		t := &Tier{Dir: dir, log: &bytes.Buffer{}}
+		err = t.start(nginxBin, c)
+		if err == nil {
+			return t, nil
+		}
+		t.Stop() // first: nginx no longer writes to its log
+		errs = append(errs, fmt.Errorf("%w\n%s", err, t.log))
 	}
-	t := &Tier{Dir: dir, log: &bytes.Buffer{}}
-	if err := t.start(nginxBin, c); err != nil {
-		t.Stop()
-		return nil, err
-	}
-	return t, nil
+	return nil, errors.Join(errs...)
 }
 
 func (t *Tier) start(nginxBin string, c model.Cache) error {
@@ -105,10 +116,13 @@ func (t *Tier) start(nginxBin string, c model.Cache) error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t.cancel, t.done = cancel, make(chan error, 1)
-	go func() { t.done <- agent.Run(ctx) }()
+	t.cancel, t.stopped = cancel, make(chan struct{})
+	go func() {
+		t.runErr = agent.Run(ctx)
+		close(t.stopped)
+	}()
 	t.AdminURL = fmt.Sprintf("http://127.0.0.1:%d", adminPort)
-	if err := waitFor(t.AdminURL+cacheagent.HealthPath, t.done); err != nil {
+	if err := waitFor(t.AdminURL+cacheagent.HealthPath, t.stopped, &t.runErr); err != nil {
 		return fmt.Errorf("the agent did not start: %w", err)
 	}
 
@@ -174,14 +188,14 @@ func (t *Tier) Stop() {
 	}
 	if t.cancel != nil {
 		t.cancel()
-		<-t.done
+		<-t.stopped
 	}
 	_ = os.RemoveAll(t.Dir)
 }
 
-// waitFor polls url until it answers, for up to 10 s, or until failed
-// reports an error.
-func waitFor(url string, failed <-chan error) error {
+// waitFor polls url until it answers, for up to 10 s, or until stopped
+// closes (then *stoppedErr says why).
+func waitFor(url string, stopped <-chan struct{}, stoppedErr *error) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		resp, err := http.Get(url)
@@ -190,8 +204,8 @@ func waitFor(url string, failed <-chan error) error {
 			return nil
 		}
 		select {
-		case ferr := <-failed:
-			return ferr
+		case <-stopped:
+			return fmt.Errorf("stopped: %v", *stoppedErr)
 		default:
 		}
 		if time.Now().After(deadline) {
