@@ -168,6 +168,11 @@ func (s *CacheStats) collect(ctx context.Context) {
 			delete(s.last, uid)
 		}
 	}
+	for key := range s.written { // tiers gone (or without a ready pod) start afresh
+		if current[key] == nil {
+			delete(s.written, key)
+		}
+	}
 	for key, t := range current {
 		cacheObjects.WithLabelValues(key.Namespace, key.Name).Set(float64(t.objects))
 		cacheMemory.WithLabelValues(key.Namespace, key.Name).Set(float64(t.memory))

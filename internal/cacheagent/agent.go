@@ -80,6 +80,9 @@ type Agent struct {
 	store  *store
 	lookup *lookups
 	hits   *FrequentHits
+	// Now is the clock of the frequent-hit window (time.Now; a test can
+	// set its own before Run).
+	Now func() time.Time
 }
 
 // New checks a configuration.
@@ -98,6 +101,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg:    cfg,
 		store:  &store{dir: cfg.CacheDir},
 		lookup: &lookups{statusURL: cfg.NginxStatusURL, client: &http.Client{Timeout: 2 * time.Second}},
+		Now:    time.Now,
 		hits:   NewFrequentHits(cfg.FrequentHitThreshold, time.Duration(cfg.FrequentHitPeriod), maxTrackedKeys),
 	}, nil
 }
@@ -136,7 +140,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	defer logConn.Close()
 
 	servers := []*http.Server{
-		{Addr: a.cfg.ProxyAddress, Handler: newMissProxy(a.cfg, a.hits, a.store, a.lookup), ReadHeaderTimeout: 10 * time.Second},
+		{Addr: a.cfg.ProxyAddress, Handler: newMissProxy(a.cfg, a.hits, a.store, a.lookup, a.Now), ReadHeaderTimeout: 10 * time.Second},
 		{Addr: a.cfg.AdminAddress, Handler: a.adminHandler(), ReadHeaderTimeout: 10 * time.Second},
 	}
 	errs := make(chan error, len(servers))

@@ -42,9 +42,9 @@ type missProxy struct {
 	proxy         *httputil.ReverseProxy
 }
 
-func newMissProxy(cfg Config, hits *FrequentHits, st *store, l *lookups) *missProxy {
+func newMissProxy(cfg Config, hits *FrequentHits, st *store, l *lookups, now func() time.Time) *missProxy {
 	p := &missProxy{upstreams: cfg.Upstreams, maxObjectSize: cfg.MaxObjectSizeBytes, memorySize: cfg.MemorySizeBytes,
-		store: st, lookups: l, hits: hits, now: time.Now}
+		store: st, lookups: l, hits: hits, now: now}
 	p.proxy = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.Out.URL.Scheme = "http"

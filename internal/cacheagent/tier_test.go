@@ -180,10 +180,20 @@ func TestRequestsFartherApartThanTheHitPeriodAreNotFrequent(t *testing.T) {
 	t.Parallel()
 	p := startPool(t)
 	c := defaults(p)
-	c.FrequentHitPeriod = time.Second
-	tier := startTier(t, c)
+	// The agent's window runs on a clock the test moves: 10 s pass between
+	// the first request and the next three.
+	var mu sync.Mutex
+	clock := time.Now()
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	tier, err := localcache.StartWithClock(testutil.Tool(t, "WEBFARM_NGINX", "nginx"), c, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tier.Stop)
 	first := cacheStatuses(t, tier, 1, "/sparse.png")
-	time.Sleep(1200 * time.Millisecond) // let the hit window pass: the behaviour under test is time itself
+	mu.Lock()
+	clock = clock.Add(c.FrequentHitPeriod + time.Second)
+	mu.Unlock()
 	then := cacheStatuses(t, tier, 3, "/sparse.png")
 	got := append(first, then...)
 	want := []string{"MISS", "MISS", "MISS", "HIT"}

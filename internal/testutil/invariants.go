@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"webfarm.dev/operator/internal/model"
 )
@@ -188,4 +190,27 @@ func PlainCache(c model.Cache) model.Cache {
 		c.Upstreams[i].Pool = fmt.Sprintf("pool%d", i)
 	}
 	return c
+}
+
+// The API server's rules that the fuzz targets apply before rendering: an
+// object name (a DNS label of at most maxLen), and a duration of the CRD
+// schema's form within [lo, hi] (unset passes).
+var (
+	dnsLabel     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	durationForm = regexp.MustCompile(`^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$`)
+)
+
+// SchemaName reports whether the API server admits s as an object name.
+func SchemaName(s string, maxLen int) bool { return len(s) <= maxLen && dnsLabel.MatchString(s) }
+
+// SchemaDuration reports whether the schema admits d within [lo, hi].
+func SchemaDuration(d string, lo, hi time.Duration) bool {
+	if d == "" {
+		return true
+	}
+	if len(d) > 32 || !durationForm.MatchString(d) {
+		return false
+	}
+	v, err := time.ParseDuration(d)
+	return err == nil && v >= lo && v <= hi
 }

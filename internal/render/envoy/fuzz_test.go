@@ -186,25 +186,15 @@ func excerpt(doc []byte) string {
 // The CRD schema's rules for the fields the target fuzzes (api/v1alpha1's
 // markers), and the API server's rules for object names.
 var (
-	dnsLabel     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	hostname     = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$`)
-	pathPrefix   = regexp.MustCompile(`^/(([A-Za-z0-9_~-][A-Za-z0-9._~-]*|\.[A-Za-z0-9_~-][A-Za-z0-9._~-]*|\.\.[A-Za-z0-9._~-]+)(/([A-Za-z0-9_~-][A-Za-z0-9._~-]*|\.[A-Za-z0-9_~-][A-Za-z0-9._~-]*|\.\.[A-Za-z0-9._~-]+))*/?)?$`)
-	cookieName   = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
-	durationForm = regexp.MustCompile(`^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$`)
+	hostname   = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$`)
+	pathPrefix = regexp.MustCompile(`^/(([A-Za-z0-9_~-][A-Za-z0-9._~-]*|\.[A-Za-z0-9_~-][A-Za-z0-9._~-]*|\.\.[A-Za-z0-9._~-]+)(/([A-Za-z0-9_~-][A-Za-z0-9._~-]*|\.[A-Za-z0-9_~-][A-Za-z0-9._~-]*|\.\.[A-Za-z0-9._~-]+))*/?)?$`)
+	cookieName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 )
 
-func objectName(s string, maxLen int) bool { return len(s) <= maxLen && dnsLabel.MatchString(s) }
+func objectName(s string, maxLen int) bool { return testutil.SchemaName(s, maxLen) }
 
-// durationIn: unset, or a duration of the schema's form within [lo, hi].
 func durationIn(d v1.Duration, lo, hi time.Duration) bool {
-	if d == "" {
-		return true
-	}
-	if len(d) > 32 || !durationForm.MatchString(string(d)) {
-		return false
-	}
-	v, err := time.ParseDuration(string(d))
-	return err == nil && v >= lo && v <= hi
+	return testutil.SchemaDuration(string(d), lo, hi)
 }
 
 func apiAdmitsFarm(wf *v1.WebFarm) bool {

@@ -49,6 +49,12 @@ type Tier struct {
 // The free ports it picks may be taken by another process before nginx or
 // the agent binds them (tests run tiers in parallel): it tries three times.
 func Start(nginxBin string, c model.Cache) (*Tier, error) {
+	return StartWithClock(nginxBin, c, time.Now)
+}
+
+// StartWithClock is Start with the agent's frequent-hit window on the clock
+// now, so a test can let its period pass without waiting for it.
+func StartWithClock(nginxBin string, c model.Cache, now func() time.Time) (*Tier, error) {
 	var errs []error
 	for range 3 {
 		dir, err := os.MkdirTemp("", "webfarm-cache-")
@@ -56,7 +62,7 @@ func Start(nginxBin string, c model.Cache) (*Tier, error) {
 			return nil, err
 		}
 		t := &Tier{Dir: dir, log: &bytes.Buffer{}}
-		err = t.start(nginxBin, c)
+		err = t.start(nginxBin, c, now)
 		if err == nil {
 			return t, nil
 		}
@@ -66,7 +72,7 @@ func Start(nginxBin string, c model.Cache) (*Tier, error) {
 	return nil, errors.Join(errs...)
 }
 
-func (t *Tier) start(nginxBin string, c model.Cache) error {
+func (t *Tier) start(nginxBin string, c model.Cache, now func() time.Time) error {
 	// nginx's workers run as nobody when the caller is root: they must
 	// reach the folder and write the cache.
 	cacheDir := filepath.Join(t.Dir, "cache")
@@ -115,6 +121,7 @@ func (t *Tier) start(nginxBin string, c model.Cache) error {
 	if err != nil {
 		return err
 	}
+	agent.Now = now
 	ctx, cancel := context.WithCancel(context.Background())
 	t.cancel, t.stopped = cancel, make(chan struct{})
 	go func() {
