@@ -89,6 +89,28 @@ func (l *Local) Stop() error {
 	return runScript(ctx, l.root, l.out, "hack/cluster/down.sh")
 }
 
+// Restart stops one component of the local cluster (kube-apiserver, etcd,
+// kubelet, ...) and starts it again with the same command line
+// (hack/cluster/restart.sh); for the API server it returns once /readyz
+// answers again.
+func (l *Local) Restart(ctx context.Context, component string) error {
+	return runScript(ctx, l.root, l.out, "hack/cluster/restart.sh", component)
+}
+
+// KillContainer sends SIGKILL to a container's processes through the local
+// cluster's containerd, as a crash would: nothing in the container gets to
+// clean up, and the kubelet restarts it. containerID is the pod status's
+// "containerd://<id>" or the bare id.
+func (l *Local) KillContainer(ctx context.Context, containerID string) error {
+	id := strings.TrimPrefix(containerID, "containerd://")
+	cmd := exec.CommandContext(ctx, "ctr", "--address", filepath.Join(LocalClusterDir(), "containerd", "containerd.sock"),
+		"--namespace", "k8s.io", "tasks", "kill", "--signal", "SIGKILL", id)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("killing container %s: %w: %s", id, err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
 func runScript(ctx context.Context, root string, out io.Writer, script string, args ...string) error {
 	cmd := exec.CommandContext(ctx, filepath.Join(root, script), args...)
 	cmd.Dir = root
