@@ -94,6 +94,9 @@ func (r *CachePolicyReconciler) reconcile(ctx context.Context, policy *v1.CacheP
 	if err != nil {
 		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, 0, nil
 	}
+	if m.AdminToken, err = r.tierAgentToken(ctx, policy.Namespace, policy.Name); err != nil {
+		return failedAgain(err)
+	}
 	cache, err := r.applyCacheTier(ctx, m)
 	if err != nil {
 		return failedAgain(err)

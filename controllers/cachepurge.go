@@ -217,6 +217,10 @@ func (r *CachePolicyReconciler) purgeTier(ctx context.Context, policy *v1.CacheP
 	}); err != nil {
 		return 0, err
 	}
+	token, err := agentToken(ctx, r.Client, policy.Namespace, policy.Name)
+	if err != nil {
+		return 0, err
+	}
 	httpClient, port := r.HTTP, r.AgentPort
 	if httpClient == nil {
 		httpClient = http.DefaultClient
@@ -230,7 +234,7 @@ func (r *CachePolicyReconciler) purgeTier(ctx context.Context, policy *v1.CacheP
 		if pod.Status.PodIP == "" || pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning {
 			continue
 		}
-		n, err := purgeAgent(ctx, httpClient, pod.Status.PodIP, port, pool)
+		n, err := purgeAgent(ctx, httpClient, pod.Status.PodIP, port, token, pool)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("purging cache pod %s: %w", pod.Name, err))
 			continue
@@ -240,7 +244,7 @@ func (r *CachePolicyReconciler) purgeTier(ctx context.Context, policy *v1.CacheP
 	return total, errors.Join(errs...)
 }
 
-func purgeAgent(ctx context.Context, c *http.Client, ip string, port int32, pool string) (int64, error) {
+func purgeAgent(ctx context.Context, c *http.Client, ip string, port int32, token, pool string) (int64, error) {
 	u := "http://" + net.JoinHostPort(ip, strconv.Itoa(int(port))) + cacheagent.PurgePath
 	if pool != "" {
 		u += "?pool=" + url.QueryEscape(pool)
@@ -249,6 +253,7 @@ func purgeAgent(ctx context.Context, c *http.Client, ip string, port int32, pool
 	if err != nil {
 		return 0, err
 	}
+	authorizeAgentRequest(req, token)
 	resp, err := c.Do(req)
 	if err != nil {
 		return 0, err

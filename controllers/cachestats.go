@@ -126,17 +126,27 @@ func (s *CacheStats) collect(ctx context.Context) {
 	defer s.mu.Unlock()
 	current := map[types.NamespacedName]*cacheTotals{}
 	listed := map[types.UID]bool{}
+	tokens := map[types.NamespacedName]string{} // per tier, read once per collection
 	for _, pod := range pods.Items {
 		listed[pod.UID] = true
 		if pod.Status.PodIP == "" || pod.DeletionTimestamp != nil || !health.PodReady(&pod) {
 			continue
 		}
-		now, err := readAgentStats(ctx, s.HTTP, pod.Status.PodIP, s.AgentPort)
+		key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Labels[k8s.LabelInstance]}
+		token, known := tokens[key]
+		if !known {
+			var err error
+			if token, err = agentToken(ctx, s.Client, key.Namespace, key.Name); err != nil {
+				log.Error(err, "reading a cache tier's agent token", "cachepolicy", key.String())
+				continue
+			}
+			tokens[key] = token
+		}
+		now, err := readAgentStats(ctx, s.HTTP, pod.Status.PodIP, s.AgentPort, token)
 		if err != nil {
 			log.V(1).Info("reading a cache agent", "pod", pod.Namespace+"/"+pod.Name, "error", err.Error())
 			continue
 		}
-		key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Labels[k8s.LabelInstance]}
 		t := current[key]
 		if t == nil {
 			t = &cacheTotals{}
@@ -252,13 +262,14 @@ func (s *CacheStats) record(ctx context.Context, key types.NamespacedName, grown
 }
 
 // readAgentStats reads one cache agent's counters.
-func readAgentStats(ctx context.Context, c *http.Client, ip string, port int32) (cacheagent.Stats, error) {
+func readAgentStats(ctx context.Context, c *http.Client, ip string, port int32, token string) (cacheagent.Stats, error) {
 	var st cacheagent.Stats
 	url := "http://" + net.JoinHostPort(ip, strconv.Itoa(int(port))) + cacheagent.StatsPath
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return st, err
 	}
+	authorizeAgentRequest(req, token)
 	resp, err := c.Do(req)
 	if err != nil {
 		return st, err

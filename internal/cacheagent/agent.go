@@ -9,6 +9,7 @@ package cacheagent
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,16 +22,20 @@ import (
 // Config is the agent's configuration file, rendered by the operator beside
 // the cache tier's nginx.conf.
 type Config struct {
-	FrequentHitThreshold int               `json:"frequentHitThreshold"`
-	FrequentHitPeriod    Duration          `json:"frequentHitPeriod"`
-	MaxObjectSizeBytes   int64             `json:"maxObjectSizeBytes"`
-	MemorySizeBytes      int64             `json:"memorySizeBytes"` // the agent admits no response that would outgrow it
-	CacheDir             string            `json:"cacheDir"`
-	LogSocket            string            `json:"logSocket"`
-	NginxStatusURL       string            `json:"nginxStatusURL"` // nginx's stub_status: its request count
-	ProxyAddress         string            `json:"proxyAddress"`   // misses from nginx (loopback)
-	AdminAddress         string            `json:"adminAddress"`   // stats and purges, for the operator
-	Upstreams            map[string]string `json:"upstreams"`      // pool -> host:port of its Service
+	FrequentHitThreshold int      `json:"frequentHitThreshold"`
+	FrequentHitPeriod    Duration `json:"frequentHitPeriod"`
+	MaxObjectSizeBytes   int64    `json:"maxObjectSizeBytes"`
+	MemorySizeBytes      int64    `json:"memorySizeBytes"` // the agent admits no response that would outgrow it
+	CacheDir             string   `json:"cacheDir"`
+	LogSocket            string   `json:"logSocket"`
+	NginxStatusURL       string   `json:"nginxStatusURL"` // nginx's stub_status: its request count
+	ProxyAddress         string   `json:"proxyAddress"`   // misses from nginx (loopback)
+	AdminAddress         string   `json:"adminAddress"`   // stats and purges, for the operator
+	// AdminToken is the bearer token the admin endpoint asks of every
+	// request but the health check: the port is reachable from any pod, and
+	// a purge empties the cache.
+	AdminToken string            `json:"adminToken"`
+	Upstreams  map[string]string `json:"upstreams"` // pool -> host:port of its Service
 }
 
 // Duration is a time.Duration written as Go duration text ("10s").
@@ -96,6 +101,8 @@ func New(cfg Config) (*Agent, error) {
 		return nil, errors.New("maxObjectSizeBytes must be positive and memorySizeBytes at least as large")
 	case cfg.CacheDir == "" || cfg.LogSocket == "" || cfg.NginxStatusURL == "" || cfg.ProxyAddress == "" || cfg.AdminAddress == "":
 		return nil, errors.New("cacheDir, logSocket, nginxStatusURL, proxyAddress and adminAddress are required")
+	case len(cfg.AdminToken) < MinAdminTokenLength:
+		return nil, fmt.Errorf("adminToken must have at least %d characters", MinAdminTokenLength)
 	}
 	return &Agent{
 		cfg:    cfg,
@@ -108,7 +115,7 @@ func New(cfg Config) (*Agent, error) {
 
 // Stats reads the counters (and nginx's request count, for the hits).
 func (a *Agent) Stats(ctx context.Context) (Stats, error) {
-	hits, err := a.lookup.hitCount(ctx)
+	hits, err := a.lookup.hitCount(ctx, a.Now())
 	if err != nil {
 		return Stats{}, fmt.Errorf("reading nginx's request count: %w", err)
 	}
@@ -166,7 +173,7 @@ func (a *Agent) Run(ctx context.Context) error {
 func (a *Agent) adminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+HealthPath, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	mux.HandleFunc("GET "+StatsPath, func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("GET "+StatsPath, a.authorized(func(w http.ResponseWriter, r *http.Request) {
 		s, err := a.Stats(r.Context())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -174,8 +181,8 @@ func (a *Agent) adminHandler() http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(s)
-	})
-	mux.HandleFunc("POST "+PurgePath, func(w http.ResponseWriter, r *http.Request) {
+	}))
+	mux.Handle("POST "+PurgePath, a.authorized(func(w http.ResponseWriter, r *http.Request) {
 		prefix := ""
 		if pool := r.URL.Query().Get("pool"); pool != "" {
 			prefix = KeyPrefix(pool)
@@ -187,8 +194,26 @@ func (a *Agent) adminHandler() http.Handler {
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
-	})
+	}))
 	return mux
+}
+
+// MinAdminTokenLength refuses guessable tokens (the operator makes 64
+// random hex digits).
+const MinAdminTokenLength = 32
+
+// authorized passes requests that carry the admin token and answers 401 to
+// the rest, comparing in constant time.
+func (a *Agent) authorized(next http.HandlerFunc) http.Handler {
+	want := []byte("Bearer " + a.cfg.AdminToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next(w, r)
+	})
 }
 
 // KeyPrefix starts the cache key of every entry of a pool; nginx.conf builds

@@ -3,6 +3,7 @@ package cacheagent
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // lookups counts the cache tier's requests by how they were answered,
@@ -32,7 +34,21 @@ type lookups struct {
 	lastTotal int64 // nginx's request count at the last read
 	base      int64 // requests of nginx processes before the last restart
 	hits      int64 // never decreases (see hitCount)
+	// Recent readings of nginx's count, oldest first: the hits are worked
+	// out from one at least settleTime old.
+	readings []reading
 }
+
+// reading is what nginx had counted at a time, less the agent's own reads.
+type reading struct {
+	at       time.Time
+	requests int64
+}
+
+// settleTime is how long after nginx counts a request that is no hit the
+// agent has counted it too: a miss on its way to the agent, or nginx's log
+// datagram of a request it refused, sent after its answer.
+const settleTime = time.Second
 
 // request counts a request that reached the agent.
 func (l *lookups) request(cacheable bool) {
@@ -43,26 +59,49 @@ func (l *lookups) request(cacheable bool) {
 	}
 }
 
-// hitCount reads nginx's request count and returns the hits so far. A miss
-// that nginx counted but that has not reached the agent yet would count as
-// a hit for a moment: the count never goes back, so such a request (at most
-// those in flight at a read) stays counted as a hit.
-func (l *lookups) hitCount(ctx context.Context) (int64, error) {
+// hitCount reads nginx's request count and returns the hits so far: the
+// requests nginx had counted settleTime ago or earlier, less those that were
+// no hit (all of which the agent has counted by now). A count worked out
+// from a newer reading could take a request still on its way to the agent
+// for a hit, and the count never goes back: it lags by up to settleTime
+// instead, plus the time between reads.
+func (l *lookups) hitCount(ctx context.Context, now time.Time) (int64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.reads++
 	total, err := l.nginxRequests(ctx)
 	if err != nil {
-		l.reads--
+		if neverSent(err) {
+			l.reads--
+		}
 		return l.hits, err
 	}
 	if total < l.lastTotal { // nginx restarted: its count starts again
 		l.base += l.lastTotal
 	}
 	l.lastTotal = total
-	hits := l.base + total - l.reads - l.misses.Load() - l.bypasses.Load() - l.unseen.Load()
-	l.hits = max(l.hits, hits)
+	l.readings = append(l.readings, reading{at: now, requests: l.base + total - l.reads})
+	settled := -1
+	for i, r := range l.readings {
+		if now.Sub(r.at) >= settleTime {
+			settled = i
+		}
+	}
+	if settled >= 0 {
+		hits := l.readings[settled].requests - l.misses.Load() - l.bypasses.Load() - l.unseen.Load()
+		l.hits = max(l.hits, hits)
+		l.readings = l.readings[settled:]
+	}
 	return l.hits, nil
+}
+
+// neverSent tells whether a failed read of nginx's count failed before it
+// had a connection, so nginx did not count it. A read that failed later (a
+// timeout, a caller that gave up) reached nginx, which counts it when it
+// reads it: it stays among the reads, or it would count as a hit.
+func neverSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // nginxRequests reads "requests" from nginx's stub_status page:

@@ -87,6 +87,13 @@ func defaults(p *pool) model.Cache {
 	}
 }
 
+// keepAtFirstRequest is defaults with a threshold of 1: the first response is kept.
+func keepAtFirstRequest(p *pool) model.Cache {
+	c := defaults(p)
+	c.FrequentHitThreshold = 1
+	return c
+}
+
 func startTier(t *testing.T, c model.Cache) *localcache.Tier {
 	t.Helper()
 	tier, err := localcache.Start(testutil.Tool(t, "WEBFARM_NGINX", "nginx"), c)
@@ -205,8 +212,7 @@ func TestRequestsFartherApartThanTheHitPeriodAreNotFrequent(t *testing.T) {
 func TestAnEntryUnusedForObjectTTLIsEvicted(t *testing.T) {
 	t.Parallel()
 	p := startPool(t)
-	c := defaults(p)
-	c.FrequentHitThreshold = 1
+	c := keepAtFirstRequest(p)
 	c.ObjectTTL = time.Second
 	tier := startTier(t, c)
 	if got := cacheStatuses(t, tier, 2, "/ttl.png"); fmt.Sprint(got) != "[MISS HIT]" {
@@ -233,8 +239,7 @@ func TestAnEntryUnusedForObjectTTLIsEvicted(t *testing.T) {
 func TestAResponseOverMaxObjectSizeIsNeverKept(t *testing.T) {
 	t.Parallel()
 	p := startPool(t)
-	c := defaults(p)
-	c.FrequentHitThreshold = 1
+	c := keepAtFirstRequest(p)
 	c.MaxObjectSizeBytes = 10 << 10
 	tier := startTier(t, c)
 	tests := []struct {
@@ -269,8 +274,7 @@ func TestAResponseOverMaxObjectSizeIsNeverKept(t *testing.T) {
 func TestRequestsAndResponsesTheCacheNeverKeeps(t *testing.T) {
 	t.Parallel()
 	p := startPool(t)
-	c := defaults(p)
-	c.FrequentHitThreshold = 1
+	c := keepAtFirstRequest(p)
 	tier := startTier(t, c)
 	c.CacheQueryStrings = true
 	withQueries := startTier(t, c)
@@ -325,8 +329,7 @@ func TestRequestsAndResponsesTheCacheNeverKeeps(t *testing.T) {
 func TestAFullCacheEvictsTheLeastRecentlyUsedAndFailsNoRequest(t *testing.T) {
 	t.Parallel()
 	p := startPool(t)
-	c := defaults(p)
-	c.FrequentHitThreshold = 1
+	c := keepAtFirstRequest(p)
 	c.MemorySizeBytes = 1 << 20
 	tier := startTier(t, c)
 	object := func(i int) string { return fmt.Sprintf("/102400/lru-%d.png", i) }
@@ -427,8 +430,7 @@ func TestTheClientCacheHeadersAreOnResponses(t *testing.T) {
 func TestAPurgeRemovesAPoolsEntriesOrAll(t *testing.T) {
 	t.Parallel()
 	p := startPool(t)
-	c := defaults(p)
-	c.FrequentHitThreshold = 1
+	c := keepAtFirstRequest(p)
 	c.Upstreams = append(c.Upstreams, p.upstream("shop"))
 	tier := startTier(t, c)
 	get := func(pool, path string) string {
@@ -467,8 +469,7 @@ func TestAPurgeRemovesAPoolsEntriesOrAll(t *testing.T) {
 func TestTheCountersFollowTheCachesWork(t *testing.T) {
 	t.Parallel()
 	p := startPool(t)
-	c := defaults(p)
-	c.FrequentHitThreshold = 1
+	c := keepAtFirstRequest(p)
 	tier := startTier(t, c)
 	for range 4 {
 		send(t, tier, http.MethodGet, "/1000/counted.png", nil)
@@ -500,4 +501,59 @@ func TestTheCountersFollowTheCachesWork(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// The admin port is reachable from every pod: a purge or a read of the
+// counters without the tier's token is refused, and purges nothing.
+func TestTheAdminEndpointAsksForTheTiersToken(t *testing.T) {
+	t.Parallel()
+	p := startPool(t)
+	c := keepAtFirstRequest(p)
+	tier := startTier(t, c)
+	get := func() string {
+		return send(t, tier, http.MethodGet, "/logo.png", nil, model.PoolHeader, "images").cacheStatus
+	}
+	get()
+	if got := get(); got != "HIT" {
+		t.Fatalf("%s, want HIT before the purges", got)
+	}
+	tests := []struct {
+		name          string
+		method, path  string
+		authorization string
+		want          int
+	}{
+		{"a purge without a token is refused", http.MethodPost, cacheagent.PurgePath, "", http.StatusUnauthorized},
+		{"a purge with another token is refused", http.MethodPost, cacheagent.PurgePath, "Bearer " + strings.Repeat("0", 64), http.StatusUnauthorized},
+		{"a purge with the token but not as a bearer token is refused", http.MethodPost, cacheagent.PurgePath, tier.AdminToken, http.StatusUnauthorized},
+		{"a purge with the token and more is refused", http.MethodPost, cacheagent.PurgePath, "Bearer " + tier.AdminToken + "x", http.StatusUnauthorized},
+		{"the counters without a token are refused", http.MethodGet, cacheagent.StatsPath, "", http.StatusUnauthorized},
+		{"the health check needs no token", http.MethodGet, cacheagent.HealthPath, "", http.StatusOK},
+		{"the counters with the token are served", http.MethodGet, cacheagent.StatsPath, "Bearer " + tier.AdminToken, http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequest(tt.method, tier.AdminURL+tt.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.authorization != "" {
+				req.Header.Set("Authorization", tt.authorization)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.want {
+				t.Errorf("%s %s: %s, want %d", tt.method, tt.path, resp.Status, tt.want)
+			}
+		})
+	}
+	if got := get(); got != "HIT" {
+		t.Errorf("%s after the refused purges, want HIT: a refused purge removed the entry", got)
+	}
+	if n, err := tier.Purge(""); err != nil || n != 1 {
+		t.Errorf("a purge with the token removed %d entries (%v), want 1", n, err)
+	}
 }

@@ -250,6 +250,9 @@ type Cache struct {
 
 	// Upstreams are the pools behind the cache tier, sorted by pool name.
 	Upstreams []Upstream
+	// AdminToken is the secret the tier's agents ask of the operator's
+	// stats and purge requests; made once per tier and kept in its ConfigMap.
+	AdminToken string
 
 	Platform Platform
 }

@@ -4,11 +4,16 @@ package e2e
 
 import (
 	"fmt"
+	"net"
+	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"webfarm.dev/operator/internal/cacheagent"
+	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/test/e2e/framework"
 )
 
@@ -114,6 +119,29 @@ func TestACachedRouteIsServedFromTheCacheTierUntilItsContentChanges(t *testing.T
 			}
 			return nil
 		})
+	})
+
+	// The operator's readings above carry the tier's token; a client without
+	// it, such as any pod, is refused.
+	t.Run("the agents' counters and purges refuse a client without the tier's token", func(t *testing.T) {
+		pods := cluster.Pods(t, ns, "app.kubernetes.io/instance=tuned,app.kubernetes.io/component=cache")
+		if len(pods) == 0 {
+			t.Fatal("no cache pod")
+		}
+		for _, r := range []struct{ method, path string }{{http.MethodGet, cacheagent.StatsPath}, {http.MethodPost, cacheagent.PurgePath}} {
+			req, err := http.NewRequest(r.method, "http://"+net.JoinHostPort(pods[0].IP, strconv.Itoa(nginx.AgentAdminPort))+r.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("%s %s without a token: %s, want 401", r.method, r.path, resp.Status)
+			}
+		}
 	})
 
 	t.Run("the purge annotation empties the cache once", func(t *testing.T) {

@@ -134,6 +134,7 @@ func CacheAgentConfig(c model.Cache) (string, error) {
 		NginxStatusURL:       "http://" + hostPort("127.0.0.1", StatusPort) + statusPath,
 		ProxyAddress:         hostPort("127.0.0.1", AgentProxyPort),
 		AdminAddress:         fmt.Sprintf(":%d", AgentAdminPort),
+		AdminToken:           c.AdminToken,
 		Upstreams:            map[string]string{},
 	}
 	for _, u := range c.Upstreams {

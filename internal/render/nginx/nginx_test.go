@@ -77,7 +77,8 @@ func baseCache() model.Cache {
 		FrequentHitThreshold: 2, FrequentHitPeriod: 10 * time.Second, ObjectTTL: 30 * time.Second,
 		MaxObjectSizeBytes: 256 << 10, MemorySizeBytes: 64 << 20, ClientCacheMode: "NoControl",
 		Replicas: 2, CPUMilli: 250,
-		Upstreams: []model.Upstream{{Pool: "images", Address: "10.96.0.21", Port: 80}, {Pool: "shop", Address: "10.96.0.20", Port: 80}},
+		Upstreams:  []model.Upstream{{Pool: "images", Address: "10.96.0.21", Port: 80}, {Pool: "shop", Address: "10.96.0.20", Port: 80}},
+		AdminToken: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 	}
 }
 

@@ -30,8 +30,10 @@ type Tier struct {
 	// URL is the cache's HTTP endpoint; requests name their pool in the
 	// model.PoolHeader header, as the frontend sends them.
 	URL string
-	// AdminURL is the agent's stats and purge endpoint.
-	AdminURL string
+	// AdminURL is the agent's stats and purge endpoint; it asks for
+	// AdminToken (the model's, else TestAdminToken).
+	AdminURL   string
+	AdminToken string
 	// Dir holds the config, the cache folder and nginx's files.
 	Dir string
 
@@ -72,7 +74,14 @@ func StartWithClock(nginxBin string, c model.Cache, now func() time.Time) (*Tier
 	return nil, errors.Join(errs...)
 }
 
+// TestAdminToken is the agent's admin token when the model has none.
+const TestAdminToken = "local-cache-tier-admin-token-for-tests"
+
 func (t *Tier) start(nginxBin string, c model.Cache, now func() time.Time) error {
+	if c.AdminToken == "" {
+		c.AdminToken = TestAdminToken
+	}
+	t.AdminToken = c.AdminToken
 	// nginx's workers run as nobody when the caller is root: they must
 	// reach the folder and write the cache.
 	cacheDir := filepath.Join(t.Dir, "cache")
@@ -157,7 +166,7 @@ func (t *Tier) Log() string { return t.log.String() }
 // Stats reads the agent's counters.
 func (t *Tier) Stats() (cacheagent.Stats, error) {
 	var s cacheagent.Stats
-	resp, err := http.Get(t.AdminURL + cacheagent.StatsPath)
+	resp, err := t.admin(http.MethodGet, t.AdminURL+cacheagent.StatsPath)
 	if err != nil {
 		return s, err
 	}
@@ -175,7 +184,7 @@ func (t *Tier) Purge(pool string) (int, error) {
 	if pool != "" {
 		url += "?pool=" + pool
 	}
-	resp, err := http.Post(url, "", nil)
+	resp, err := t.admin(http.MethodPost, url)
 	if err != nil {
 		return 0, err
 	}
@@ -184,6 +193,16 @@ func (t *Tier) Purge(pool string) (int, error) {
 		return 0, fmt.Errorf("purge: %s", resp.Status)
 	}
 	return strconv.Atoi(resp.Header.Get(cacheagent.PurgedHeader))
+}
+
+// admin sends a request to the agent's admin endpoint with its token.
+func (t *Tier) admin(method, url string) (*http.Response, error) {
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+t.AdminToken)
+	return http.DefaultClient.Do(req)
 }
 
 // Stop ends nginx (gracefully: its workers finish) and the agent, and
