@@ -37,6 +37,7 @@ func main() {
 		metricsAddr, probeAddr, xdsAddress, xdsBindAddress string
 		leaderElect, secureMetrics                         bool
 		leaderElectionNamespace                            string
+		leaseDuration, renewDeadline, retryPeriod          time.Duration
 		envoyImage, nginxImage, agentImage, pullPolicy     string
 		concurrency                                        int
 		apiQPS                                             float64
@@ -54,6 +55,9 @@ func main() {
 	flag.BoolVar(&secureMetrics, "metrics-secure", true, "serve the metrics endpoint (and the frontends' service discovery) over HTTPS to clients whose token may get its path (authenticated and authorised by the API server); false: plain HTTP to anyone")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election lease (default: the operator's own)")
+	flag.DurationVar(&leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a crashed leader's lease keeps the standbys waiting")
+	flag.DurationVar(&renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew its lease (the API server away) before it stops leading and exits; below the lease duration")
+	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often the leader renews and the standbys try to take the lease")
 	flag.StringVar(&envoyImage, "envoy-image", "localhost/webfarm-envoy:1.40.0", "image of the Envoy frontends")
 	flag.StringVar(&nginxImage, "nginx-image", "localhost/webfarm-nginx:1.22.1", "image of the nginx workers and cache tiers")
 	flag.StringVar(&agentImage, "cache-agent-image", "localhost/webfarm-operator:dev", "image of the agent beside each cache tier's nginx: the operator's own image")
@@ -91,6 +95,9 @@ func main() {
 	if err == nil && (activatorPort < 0 || activatorPort > 65535 || activationTimeout <= 0) {
 		err = fmt.Errorf("--activator-port %d must be 0-65535 and --activation-timeout %s positive", activatorPort, activationTimeout)
 	}
+	if err == nil {
+		err = leaseTimingsValid(leaseDuration, renewDeadline, retryPeriod)
+	}
 	if err != nil {
 		log.Error(err, "invalid flags")
 		os.Exit(2)
@@ -109,6 +116,9 @@ func main() {
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        "webfarm-operator.webfarm.dev",
 		LeaderElectionNamespace: leaderElectionNamespace,
+		LeaseDuration:           &leaseDuration,
+		RenewDeadline:           &renewDeadline,
+		RetryPeriod:             &retryPeriod,
 		// A leader that stops (a rolling upgrade, a deleted pod) frees the lease
 		// at once instead of making the standby wait out its 15 s; safe because
 		// the process exits as soon as the manager returns.
@@ -154,6 +164,17 @@ func main() {
 		log.Error(err, "running the manager")
 		os.Exit(1)
 	}
+}
+
+// leaseTimingsValid checks the leader election's timings as client-go's
+// elector would, but at start-up with the flags' names: a renewal must be
+// retried within its deadline, and the deadline must end before the lease does
+// (or a standby could take the lease while the leader still leads).
+func leaseTimingsValid(lease, renew, retry time.Duration) error {
+	if retry <= 0 || float64(renew) <= 1.2*float64(retry) || lease <= renew {
+		return fmt.Errorf("--leader-elect-retry-period %s, --leader-elect-renew-deadline %s and --leader-elect-lease-duration %s: want 0 < retry period, 1.2 x retry period < renew deadline < lease duration", retry, renew, lease)
+	}
+	return nil
 }
 
 // metricsOptions serves the metrics (and extra handlers). Secure: HTTPS with

@@ -214,14 +214,16 @@ func TestTheChartRendersTheOperator(t *testing.T) {
 	})
 
 	t.Run("values reach the operator's flags", func(t *testing.T) {
-		objs := render(t, "--set", "image.tag=1.2.3", "--set", "workloadImages.nginx=registry.example.com/nginx:9", "--set", "concurrency=12")
+		objs := render(t, "--set", "image.tag=1.2.3", "--set", "workloadImages.nginx=registry.example.com/nginx:9", "--set", "concurrency=12",
+			"--set", "leaderElection.renewDeadline=40s", "--set", "leaderElection.leaseDuration=60s")
 		var d appsv1.Deployment
 		mustUnmarshal(t, objs["Deployment"][0], &d)
 		c := d.Spec.Template.Spec.Containers[0]
 		if c.Image != "localhost/webfarm-operator:1.2.3" || c.ImagePullPolicy != corev1.PullIfNotPresent {
 			t.Errorf("image %s (%s)", c.Image, c.ImagePullPolicy)
 		}
-		for _, want := range []string{"--nginx-image=registry.example.com/nginx:9", "--cache-agent-image=localhost/webfarm-operator:1.2.3", "--metrics-secure=true", "--concurrency=12", "--xds-address=wf-xds.webfarm-system.svc:18000", "--leader-elect"} {
+		for _, want := range []string{"--nginx-image=registry.example.com/nginx:9", "--cache-agent-image=localhost/webfarm-operator:1.2.3", "--metrics-secure=true", "--concurrency=12", "--xds-address=wf-xds.webfarm-system.svc:18000", "--leader-elect",
+			"--leader-elect-lease-duration=60s", "--leader-elect-renew-deadline=40s", "--leader-elect-retry-period=2s"} {
 			if !contains(c.Args, want) {
 				t.Errorf("args %v lack %s", c.Args, want)
 			}
