@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"webfarm.dev/operator/bench/internal/benchkit"
+	"webfarm.dev/operator/internal/testutil"
 )
 
 func TestWebBenchMixMeetsTheStudysFacts(t *testing.T) {
@@ -118,16 +119,7 @@ func TestWrkScript(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			script := wrkScript(tt.w)
-			for _, s := range tt.contains {
-				if !strings.Contains(script, s) {
-					t.Errorf("the script lacks %q", s)
-				}
-			}
-			for _, s := range tt.lacks {
-				if strings.Contains(script, s) {
-					t.Errorf("the script has %q", s)
-				}
-			}
+			testutil.ExpectText(t, "the script", script, tt.contains, tt.lacks)
 		})
 	}
 }

@@ -188,7 +188,8 @@ func TestRapidFailProtectionStopsAPoolAndARestartBringsItBack(t *testing.T) {
 	}
 }
 
-// steadyPoller sends a GET every 100 ms until stopped and keeps the failures.
+// steadyPoller sends a GET every 100 ms until stopped (at most 10 minutes)
+// and keeps the failures.
 type steadyPoller struct {
 	done     chan struct{}
 	wg       sync.WaitGroup
@@ -204,9 +205,12 @@ func pollSteady(url string, headers ...string) *steadyPoller {
 		defer p.wg.Done()
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
+		bound := time.After(10 * time.Minute) // a test that never stops it
 		for {
 			select {
 			case <-p.done:
+				return
+			case <-bound:
 				return
 			case <-tick.C:
 			}

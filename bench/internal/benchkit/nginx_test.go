@@ -50,16 +50,7 @@ func TestLocalPoolConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, s := range tt.contains {
-				if !strings.Contains(conf, s) {
-					t.Errorf("the config lacks %q", s)
-				}
-			}
-			for _, s := range tt.lacks {
-				if strings.Contains(conf, s) {
-					t.Errorf("the config still has %q", s)
-				}
-			}
+			testutil.ExpectText(t, "the config", conf, tt.contains, tt.lacks)
 			testutil.NginxCheck(t, conf)
 		})
 	}
@@ -115,11 +106,7 @@ func TestProxyConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, s := range tt.contains {
-				if !strings.Contains(conf, s) {
-					t.Errorf("the config lacks %q", s)
-				}
-			}
+			testutil.ExpectText(t, "the config", conf, tt.contains, nil)
 			testutil.NginxCheck(t, conf)
 		})
 	}

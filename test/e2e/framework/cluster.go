@@ -12,7 +12,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"webfarm.dev/operator/internal/devcluster"
 )
@@ -32,6 +35,11 @@ type Cluster struct {
 	local        *devcluster.Local
 	releaseIsNew bool
 	out          io.Writer
+	client       struct { // made on first use (Client)
+		once sync.Once
+		c    client.Client
+		err  error
+	}
 }
 
 // Start brings the local cluster up (or reuses a running one), loads the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,29 +23,23 @@ import (
 // LeaseName is the operator's leader election lease (cmd/manager).
 const LeaseName = "webfarm-operator.webfarm.dev"
 
-var (
-	clientOnce sync.Once
-	apiClient  client.Client
-	clientErr  error
-)
-
 // Client is a controller-runtime client of the cluster, with the operator's
 // scheme (the built-in kinds and webfarm.dev).
 func (c *Cluster) Client(t testing.TB) client.Client {
 	t.Helper()
-	clientOnce.Do(func() {
+	c.client.once.Do(func() {
 		config, err := clientcmd.BuildConfigFromFlags("", c.local.Kubeconfig())
 		if err != nil {
-			clientErr = err
+			c.client.err = err
 			return
 		}
 		config.QPS, config.Burst = 200, 400 // a test that races the operator must not be throttled by its own client
-		apiClient, clientErr = client.New(config, client.Options{Scheme: scheme.New()})
+		c.client.c, c.client.err = client.New(config, client.Options{Scheme: scheme.New()})
 	})
-	if clientErr != nil {
-		t.Fatal(clientErr)
+	if c.client.err != nil {
+		t.Fatal(c.client.err)
 	}
-	return apiClient
+	return c.client.c
 }
 
 // Leader is the holder of the operator's lease: the pod's name and the
@@ -69,8 +62,8 @@ func (c *Cluster) Leader(ctx context.Context, cl client.Client) (Leader, error) 
 	return Leader{Pod: pod, Identity: id}, nil
 }
 
-// WaitLeader waits until the lease is held by an operator pod that runs and
-// for which accept returns nil, and returns that holder.
+// WaitLeader waits until the lease is held by an operator pod that exists
+// and for which accept returns nil, and returns that holder.
 func (c *Cluster) WaitLeader(t testing.TB, timeout time.Duration, accept func(Leader) error) Leader {
 	t.Helper()
 	cl := c.Client(t)
