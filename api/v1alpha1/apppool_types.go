@@ -54,89 +54,90 @@ const (
 // AppPoolSpec is the desired state of an application pool: a group of identical
 // nginx workers, optionally proxying to an application container in each pod.
 //
+// +kubebuilder:validation:MinProperties=1
 // +kubebuilder:validation:XValidation:rule="has(self.content) || has(self.app)",message="an AppPool needs content, an app, or both"
 type AppPoolSpec struct {
-	// Content is what nginx serves as static files.
+	// content is what nginx serves as static files.
 	//
 	// +optional
 	Content *Content `json:"content,omitempty"`
 
-	// App is an application container in each worker pod; nginx proxies to it
+	// app is an application container in each worker pod; nginx proxies to it
 	// the requests that match no static file (or all requests without content).
 	//
 	// +optional
-	App *AppContainer `json:"app,omitempty"`
+	App AppContainer `json:"app,omitzero"`
 
-	// Replicas is the number of workers when autoscaling is not set.
+	// replicas is the number of workers when autoscaling is not set.
 	//
 	// +optional
-	// +kubebuilder:default=2
+	// +default=2
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// CPU is the CPU each worker requests and is limited to: the share of a
+	// cpu is the CPU each worker requests and is limited to: the share of a
 	// processor the worker may use (IIS processor affinity).
 	//
 	// +optional
-	// +kubebuilder:default="500m"
+	// +default="500m"
 	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('10m')) >= 0 && quantity(string(self)).compareTo(quantity('64')) <= 0)",message="cpu must be between 10m and 64"
 	CPU *resource.Quantity `json:"cpu,omitempty"`
 
-	// Memory is the memory each worker requests and is limited to.
+	// memory is the memory each worker requests and is limited to.
 	//
 	// +optional
-	// +kubebuilder:default="128Mi"
+	// +default="128Mi"
 	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('16Mi')) >= 0 && quantity(string(self)).compareTo(quantity('1Ti')) <= 0)",message="memory must be between 16Mi and 1Ti"
 	Memory *resource.Quantity `json:"memory,omitempty"`
 
-	// MaxConcurrentRequests is how many requests one worker handles at once; the
+	// maxConcurrentRequests is how many requests one worker handles at once; the
 	// frontend holds further requests in the pool's queue.
 	//
 	// +optional
-	// +kubebuilder:default=100
+	// +default=100
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100000
 	MaxConcurrentRequests int32 `json:"maxConcurrentRequests,omitempty"`
 
-	// Queue bounds the requests waiting for a worker (HTTP.sys's request queue).
+	// queue bounds the requests waiting for a worker (HTTP.sys's request queue).
 	//
 	// +optional
-	// +kubebuilder:default={}
+	// +default={}
 	Queue Queue `json:"queue,omitzero"`
 
-	// HealthCheck is the HTTP check each worker must pass to receive traffic.
+	// healthCheck is the HTTP check each worker must pass to receive traffic.
 	//
 	// +optional
-	// +kubebuilder:default={}
+	// +default={}
 	HealthCheck HealthCheck `json:"healthCheck,omitzero"`
 
-	// RapidFailProtection stops the pool when its workers fail too often.
+	// rapidFailProtection stops the pool when its workers fail too often.
 	//
 	// +optional
-	// +kubebuilder:default={}
+	// +default={}
 	RapidFailProtection RapidFailProtection `json:"rapidFailProtection,omitzero"`
 
-	// CPULimit watches the pool's CPU use; unset means no CPU monitoring (the IIS default).
+	// cpuLimit watches the pool's CPU use; unset means no CPU monitoring (the IIS default).
 	//
 	// +optional
-	CPULimit *CPULimit `json:"cpuLimit,omitempty"`
+	CPULimit CPULimit `json:"cpuLimit,omitzero"`
 
-	// Idle scales the pool to zero when it gets no requests and starts it on demand.
+	// idle scales the pool to zero when it gets no requests and starts it on demand.
 	//
 	// +optional
-	// +kubebuilder:default={}
+	// +default={}
 	Idle Idle `json:"idle,omitzero"`
 
-	// Recycling restarts workers (rolling) periodically, after a number of
+	// recycling restarts workers (rolling) periodically, after a number of
 	// requests, or over a memory limit. Accepted and defaulted, not yet
 	// applied by the operator.
 	//
 	// +optional
-	// +kubebuilder:default={}
+	// +default={}
 	Recycling Recycling `json:"recycling,omitzero"`
 
-	// Autoscaling sizes the pool from measured cycles per request; when set, it
+	// autoscaling sizes the pool from measured cycles per request; when set, it
 	// replaces replicas.
 	//
 	// +optional
@@ -147,42 +148,46 @@ type AppPoolSpec struct {
 //
 // +kubebuilder:validation:XValidation:rule="[has(self.configMap), has(self.image), has(self.persistentVolumeClaim)].filter(x, x).size() == 1",message="content needs exactly one of configMap, image or persistentVolumeClaim"
 type Content struct {
-	// ConfigMap whose keys are file names and values the files' contents.
+	// configMap whose keys are file names and values the files' contents.
 	//
 	// +optional
-	ConfigMap *ConfigMapContent `json:"configMap,omitempty"`
+	ConfigMap ConfigMapContent `json:"configMap,omitzero"`
 
-	// Image is a container image holding the files; they are copied into the pod
+	// image is a container image holding the files; they are copied into the pod
 	// when it starts (the image needs a "cp" command).
 	//
 	// +optional
-	Image *ImageContent `json:"image,omitempty"`
+	Image ImageContent `json:"image,omitzero"`
 
-	// PersistentVolumeClaim holding the files, mounted read-only.
+	// persistentVolumeClaim holding the files, mounted read-only.
 	//
 	// +optional
-	PersistentVolumeClaim *PersistentVolumeClaimContent `json:"persistentVolumeClaim,omitempty"`
+	PersistentVolumeClaim PersistentVolumeClaimContent `json:"persistentVolumeClaim,omitzero"`
 }
 
 // ConfigMapContent names a ConfigMap in the pool's namespace.
 type ConfigMapContent struct {
-	// Name of the ConfigMap.
-	Name ObjectName `json:"name"`
+	// name of the ConfigMap.
+	//
+	// +required
+	Name ObjectName `json:"name,omitempty"`
 }
 
 // ImageContent is a container image holding static files.
 type ImageContent struct {
-	// Reference of the image, for example "registry.example.com/site:1.4".
+	// reference of the image, for example "registry.example.com/site:1.4".
 	//
+	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._/:@-]*$`
-	Reference string `json:"reference"`
+	Reference string `json:"reference,omitempty"`
 
-	// Path of the files inside the image.
+	// path of the files inside the image.
 	//
 	// +optional
-	// +kubebuilder:default="/content"
+	// +default="/content"
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:Pattern=`^/[A-Za-z0-9._/-]*$`
 	Path string `json:"path,omitempty"`
@@ -190,37 +195,41 @@ type ImageContent struct {
 
 // PersistentVolumeClaimContent names a claim in the pool's namespace.
 type PersistentVolumeClaimContent struct {
-	// ClaimName is the PersistentVolumeClaim's name.
+	// claimName is the PersistentVolumeClaim's name.
 	//
+	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
-	ClaimName string `json:"claimName"`
+	ClaimName string `json:"claimName,omitempty"`
 }
 
 // AppContainer is the application each worker pod runs beside nginx.
 type AppContainer struct {
-	// Image of the application, for example "registry.example.com/shop:2.1".
+	// image of the application, for example "registry.example.com/shop:2.1".
 	//
+	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._/:@-]*$`
-	Image string `json:"image"`
+	Image string `json:"image,omitempty"`
 
-	// Port the application listens on inside the pod (not 8080 or 8081, which nginx uses).
+	// port the application listens on inside the pod (not 8080 or 8081, which nginx uses).
 	//
+	// +required
 	// +kubebuilder:validation:Minimum=1024
 	// +kubebuilder:validation:Maximum=65535
 	// +kubebuilder:validation:XValidation:rule="self != 8080 && self != 8081",message="app port may not be 8080 or 8081: nginx listens there"
-	Port int32 `json:"port"`
+	Port int32 `json:"port,omitempty"`
 
-	// Args are passed to the application's entry point.
+	// args are passed to the application's entry point.
 	//
 	// +optional
+	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
 	Args []string `json:"args,omitempty"`
 
-	// Env are environment variables of the application (plain values).
+	// env are environment variables of the application (plain values).
 	//
 	// +optional
 	// +listType=map
@@ -231,31 +240,32 @@ type AppContainer struct {
 
 // EnvVar is a plain environment variable.
 type EnvVar struct {
-	// Name of the variable.
+	// name of the variable.
 	//
+	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=128
 	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_]*$`
-	Name string `json:"name"`
-	// Value of the variable.
+	Name string `json:"name,omitempty"`
+	// value of the variable.
 	//
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
-	Value string `json:"value,omitempty"`
+	Value string `json:"value"`
 }
 
 // Queue is the pool's request queue (IIS AppPoolQueueLength).
 type Queue struct {
-	// Length is how many requests may wait for a worker before further requests
+	// length is how many requests may wait for a worker before further requests
 	// are answered 503 at once (IIS AppPoolQueueLength, 1000; IIS Manager accepts 10-65535).
 	//
 	// +optional
-	// +kubebuilder:default=1000
+	// +default=1000
 	// +kubebuilder:validation:Minimum=10
 	// +kubebuilder:validation:Maximum=65535
 	Length int32 `json:"length,omitempty"`
 
-	// Timeout answers 503 to a request that waited this long for a worker. Unset
+	// timeout answers 503 to a request that waited this long for a worker. Unset
 	// means a request waits until the frontend's requestTimeout.
 	//
 	// +optional
@@ -266,31 +276,31 @@ type Queue struct {
 // HealthCheck is an HTTP GET each worker must answer with 2xx or 3xx
 // (IIS worker pinging).
 type HealthCheck struct {
-	// Path requested on the worker.
+	// path requested on the worker.
 	//
 	// +optional
-	// +kubebuilder:default="/"
+	// +default="/"
 	Path PathPrefix `json:"path,omitempty"`
 
-	// Interval between checks (IIS PingInterval, 30 s).
+	// interval between checks (IIS PingInterval, 30 s).
 	//
 	// +optional
-	// +kubebuilder:default="30s"
+	// +default="30s"
 	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('1h'))",message="healthCheck interval must be between 1s and 1h"
 	Interval Duration `json:"interval,omitempty"`
 
-	// Timeout of one check.
+	// timeout of one check.
 	//
 	// +optional
-	// +kubebuilder:default="5s"
+	// +default="5s"
 	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('5m'))",message="healthCheck timeout must be between 1s and 5m"
 	Timeout Duration `json:"timeout,omitempty"`
 
-	// FailureThreshold is how many checks in a row must fail before the worker
+	// failureThreshold is how many checks in a row must fail before the worker
 	// stops receiving traffic.
 	//
 	// +optional
-	// +kubebuilder:default=3
+	// +default=3
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	FailureThreshold int32 `json:"failureThreshold,omitempty"`
@@ -299,24 +309,24 @@ type HealthCheck struct {
 // RapidFailProtection stops a pool whose workers fail maxFailures times within
 // interval (IIS rapid-fail protection: 5 failures in 5 minutes).
 type RapidFailProtection struct {
-	// Enabled turns the protection on.
+	// enabled turns the protection on.
 	//
 	// +optional
-	// +kubebuilder:default=true
+	// +default=true
 	Enabled *bool `json:"enabled,omitempty"`
 
-	// MaxFailures within Interval stop the pool (IIS RapidFailProtectionMaxCrashes).
+	// maxFailures within Interval stop the pool (IIS RapidFailProtectionMaxCrashes).
 	//
 	// +optional
-	// +kubebuilder:default=5
+	// +default=5
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=10000
 	MaxFailures int32 `json:"maxFailures,omitempty"`
 
-	// Interval over which failures are counted (IIS RapidFailProtectionInterval).
+	// interval over which failures are counted (IIS RapidFailProtectionInterval).
 	//
 	// +optional
-	// +kubebuilder:default="5m"
+	// +default="5m"
 	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('10s') && duration(self) <= duration('24h'))",message="rapidFailProtection interval must be between 10s and 24h"
 	Interval Duration `json:"interval,omitempty"`
 }
@@ -324,62 +334,63 @@ type RapidFailProtection struct {
 // CPULimit is the IIS CPU monitor: a pool whose CPU use stays over Percent of
 // its CPU for Interval takes Action.
 type CPULimit struct {
-	// Percent of the pool's CPU (replicas x cpu) that counts as over the limit.
+	// percent of the pool's CPU (replicas x cpu) that counts as over the limit.
 	//
+	// +required
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
-	Percent int32 `json:"percent"`
+	Percent int32 `json:"percent,omitempty"`
 
-	// Interval the pool must stay over the limit (IIS CPUResetInterval, 5 minutes).
+	// interval the pool must stay over the limit (IIS CPUResetInterval, 5 minutes).
 	//
 	// +optional
-	// +kubebuilder:default="5m"
+	// +default="5m"
 	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('10s') && duration(self) <= duration('24h'))",message="cpuLimit interval must be between 10s and 24h"
 	Interval Duration `json:"interval,omitempty"`
 
-	// Action when over the limit: Report, Throttle or Shutdown.
+	// action when over the limit: Report, Throttle or Shutdown.
 	//
 	// +optional
-	// +kubebuilder:default=Report
+	// +default="Report"
 	Action CPULimitAction `json:"action,omitempty"`
 }
 
 // Idle is the IIS idle timeout and on-demand start.
 type Idle struct {
-	// Timeout scales the pool to zero after this long without requests (IIS
+	// timeout scales the pool to zero after this long without requests (IIS
 	// IdleTimeout, 20 minutes); "0s" keeps it running.
 	//
 	// +optional
-	// +kubebuilder:default="20m"
+	// +default="20m"
 	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) == duration('0s') || (duration(self) >= duration('1m') && duration(self) <= duration('720h')))",message="idle timeout must be 0s (off) or between 1m and 720h"
 	Timeout Duration `json:"timeout,omitempty"`
 
-	// OnDemandStart starts an idle pool when a request for it arrives; without
+	// onDemandStart starts an idle pool when a request for it arrives; without
 	// it an idle pool answers per the farm's unavailableResponse.
 	//
 	// +optional
-	// +kubebuilder:default=true
+	// +default=true
 	OnDemandStart *bool `json:"onDemandStart,omitempty"`
 }
 
 // Recycling restarts the pool's workers one at a time (IIS worker process recycling).
 type Recycling struct {
-	// Interval restarts every worker after this long (IIS PeriodicRestartTime,
+	// interval restarts every worker after this long (IIS PeriodicRestartTime,
 	// 1740 minutes); "0s" turns periodic recycling off.
 	//
 	// +optional
-	// +kubebuilder:default="29h"
+	// +default="29h"
 	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) == duration('0s') || duration(self) >= duration('10m'))",message="recycling interval must be 0s (off) or at least 10m"
 	Interval Duration `json:"interval,omitempty"`
 
-	// Requests restarts a worker after it served this many requests
+	// requests restarts a worker after it served this many requests
 	// (IIS PeriodicRestartRequests). Unset: no request limit.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=1000
-	Requests *int64 `json:"requests,omitempty"`
+	Requests int64 `json:"requests,omitempty"`
 
-	// Memory restarts a worker whose memory use exceeds this (IIS
+	// memory restarts a worker whose memory use exceeds this (IIS
 	// PeriodicRestartPrivateMemory). Unset: no memory limit besides the pod's.
 	//
 	// +optional
@@ -392,47 +403,47 @@ type Recycling struct {
 // +kubebuilder:validation:XValidation:rule="self.minReplicas <= self.maxReplicas",message="minReplicas must be less than or equal to maxReplicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.fallbackReplicas) || (self.fallbackReplicas >= self.minReplicas && self.fallbackReplicas <= self.maxReplicas)",message="fallbackReplicas must be between minReplicas and maxReplicas"
 type Autoscaling struct {
-	// MinReplicas is the fewest workers the autoscaler keeps (idle shutdown may still go to zero).
+	// minReplicas is the fewest workers the autoscaler keeps (idle shutdown may still go to zero).
 	//
 	// +optional
-	// +kubebuilder:default=1
+	// +default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	MinReplicas int32 `json:"minReplicas,omitempty"`
 
-	// MaxReplicas is the most workers the autoscaler starts.
+	// maxReplicas is the most workers the autoscaler starts.
 	//
 	// +optional
-	// +kubebuilder:default=10
+	// +default=10
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	MaxReplicas int32 `json:"maxReplicas,omitempty"`
 
-	// TargetCPUUtilizationPercent is the share of the pool's cycles the expected
+	// targetCPUUtilizationPercent is the share of the pool's cycles the expected
 	// load may use (the capacity-planning policy of 30 %).
 	//
 	// +optional
-	// +kubebuilder:default=30
+	// +default=30
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	TargetCPUUtilizationPercent int32 `json:"targetCPUUtilizationPercent,omitempty"`
 
-	// ForecastRequestsPerSecond is the load to plan for when it exceeds the
+	// forecastRequestsPerSecond is the load to plan for when it exceeds the
 	// measured load (for example an announced peak).
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	ForecastRequestsPerSecond *int32 `json:"forecastRequestsPerSecond,omitempty"`
 
-	// StabilizationWindow is how long the recommendation must stay lower before
+	// stabilizationWindow is how long the recommendation must stay lower before
 	// the pool scales down.
 	//
 	// +optional
-	// +kubebuilder:default="300s"
+	// +default="300s"
 	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) <= duration('24h'))",message="stabilizationWindow must be at most 24h"
 	StabilizationWindow Duration `json:"stabilizationWindow,omitempty"`
 
-	// FallbackReplicas is used while metrics are unavailable (never below the
+	// fallbackReplicas is used while metrics are unavailable (never below the
 	// current count); unset holds the current count.
 	//
 	// +optional
@@ -441,63 +452,68 @@ type Autoscaling struct {
 
 // Capacity is what the autoscaler measured and decided.
 type Capacity struct {
-	// RequestsPerSecond served by the pool.
+	// requestsPerSecond served by the pool.
 	//
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	RequestsPerSecond string `json:"requestsPerSecond,omitempty"`
-	// CPUCores used by the pool's workers (core-seconds per second).
+	// cpuCores used by the pool's workers (core-seconds per second).
 	//
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	CPUCores string `json:"cpuCores,omitempty"`
-	// MegacyclesPerRequest is CPU cycles per request, in millions.
+	// megacyclesPerRequest is CPU cycles per request, in millions.
 	//
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	MegacyclesPerRequest string `json:"megacyclesPerRequest,omitempty"`
-	// RequiredMegahertz is the cycles per second the load needs at the target utilisation.
+	// requiredMegahertz is the cycles per second the load needs at the target utilisation.
 	//
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	RequiredMegahertz string `json:"requiredMegahertz,omitempty"`
-	// RecommendedReplicas is the autoscaler's latest recommendation.
+	// recommendedReplicas is the autoscaler's latest recommendation.
 	//
 	// +optional
 	RecommendedReplicas *int32 `json:"recommendedReplicas,omitempty"`
-	// LastScaleTime is when the autoscaler last changed the replicas.
+	// lastScaleTime is when the autoscaler last changed the replicas.
 	//
 	// +optional
 	LastScaleTime *metav1.Time `json:"lastScaleTime,omitempty"`
-	// LastScaleReason says why.
+	// lastScaleReason says why.
 	//
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	LastScaleReason string `json:"lastScaleReason,omitempty"`
 }
 
 // QueueStatus is the pool's request queue as the frontend enforces it.
 type QueueStatus struct {
-	// Concurrency is how many requests the ready workers take at once
+	// concurrency is how many requests the ready workers take at once
 	// (ready workers x maxConcurrentRequests).
 	//
 	// +optional
 	Concurrency int32 `json:"concurrency"`
 
-	// Length is how many more requests may wait for a worker.
+	// length is how many more requests may wait for a worker.
 	//
 	// +optional
 	Length int32 `json:"length"`
 
-	// Rejected counts the requests answered 503 because the queue was full,
+	// rejected counts the requests answered 503 because the queue was full,
 	// as the operator read them from the frontends' counters.
 	//
 	// +optional
-	Rejected int64 `json:"rejected,omitempty"`
+	Rejected int64 `json:"rejected"`
 
-	// TimedOut counts the requests answered 503 because they waited longer
+	// timedOut counts the requests answered 503 because they waited longer
 	// than queue.timeout, as the operator read them from the frontends'
 	// counters.
 	//
 	// +optional
-	TimedOut int64 `json:"timedOut,omitempty"`
+	TimedOut int64 `json:"timedOut"`
 
-	// LastRejectionTime is when the operator last saw a request refused,
+	// lastRejectionTime is when the operator last saw a request refused,
 	// for a full queue or a timeout.
 	//
 	// +optional
@@ -506,13 +522,8 @@ type QueueStatus struct {
 
 // AppPoolStatus is the observed state of an application pool.
 type AppPoolStatus struct {
-	// ObservedGeneration is the generation the status describes.
-	//
-	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-
-	// Conditions: Ready, Degraded, Stopped (health monitoring keeps the pool
-	// stopped), CPULimitExceeded, MetricsAvailable (autoscaled pools) and
+	// conditions are Ready, Degraded, Stopped (health monitoring keeps the
+	// pool stopped), CPULimitExceeded, MetricsAvailable (autoscaled pools) and
 	// Paused.
 	//
 	// +optional
@@ -520,63 +531,73 @@ type AppPoolStatus struct {
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// Phase is Pending, Running, Degraded, Stopped or Idle.
+	// observedGeneration is the generation the status describes.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// phase is Pending, Running, Degraded, Stopped or Idle.
 	//
 	// +optional
 	Phase PoolPhase `json:"phase,omitempty"`
 
-	// Replicas is the desired number of workers.
+	// replicas is the desired number of workers.
 	//
 	// +optional
 	Replicas int32 `json:"replicas"`
 
-	// ReadyReplicas is the number of workers passing their health check.
+	// readyReplicas is the number of workers passing their health check.
 	//
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas"`
 
-	// Ready is "ready/desired", as kubectl shows for Deployments.
+	// ready is "ready/desired", as kubectl shows for Deployments.
 	//
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	Ready string `json:"ready,omitempty"`
 
-	// Selector is the label selector of the pool's worker pods, for the scale
+	// selector is the label selector of the pool's worker pods, for the scale
 	// subresource (kubectl scale, autoscalers).
 	//
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	Selector string `json:"selector,omitempty"`
 
-	// IdleSince is when the pool went idle (no requests for idle.timeout):
+	// idleSince is when the pool went idle (no requests for idle.timeout):
 	// it has no workers until a request starts it.
 	//
 	// +optional
 	IdleSince *metav1.Time `json:"idleSince,omitempty"`
 
-	// Capacity is the autoscaler's measurement and recommendation.
+	// capacity is the autoscaler's measurement and recommendation.
 	//
 	// +optional
 	Capacity Capacity `json:"capacity,omitzero"`
 
-	// Queue is what the pool's request queue holds and did.
+	// queue is what the pool's request queue holds and did.
 	//
 	// +optional
 	Queue QueueStatus `json:"queue,omitzero"`
 
-	// RecentFailures is how many worker failures (crashes, exits, failed
+	// recentFailures is how many worker failures (crashes, exits, failed
 	// health checks) rapid-fail protection counts within its interval.
 	//
 	// +optional
-	RecentFailures int32 `json:"recentFailures,omitempty"`
+	RecentFailures int32 `json:"recentFailures"`
 
-	// LastFailure describes the latest worker failure.
+	// lastFailure describes the latest worker failure.
 	//
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	LastFailure string `json:"lastFailure,omitempty"`
 
-	// ObservedRestart is the value of the webfarm.dev/restart annotation the
+	// observedRestart is the value of the webfarm.dev/restart annotation the
 	// operator last acted on.
 	//
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	ObservedRestart string `json:"observedRestart,omitempty"`
 }
 
@@ -599,16 +620,22 @@ type AppPoolStatus struct {
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 50",message="an AppPool name may be at most 50 characters (its children add a suffix)"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="an AppPool name must be a DNS label (lowercase letters, digits and dashes, no dots): routes name it and its Service is named after it"
 type AppPool struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.TypeMeta `json:",inline"`
 
-	// Spec is the desired state.
-	Spec AppPoolSpec `json:"spec"`
-
-	// Status is the observed state, written by the operator.
+	// metadata is the object's name, namespace, labels and annotations.
 	//
 	// +optional
-	Status AppPoolStatus `json:"status,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired state.
+	//
+	// +required
+	Spec AppPoolSpec `json:"spec,omitzero"`
+
+	// status is the observed state, written by the operator.
+	//
+	// +optional
+	Status AppPoolStatus `json:"status,omitzero"`
 }
 
 // AppPoolList is a list of AppPools.

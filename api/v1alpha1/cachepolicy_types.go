@@ -33,72 +33,72 @@ const (
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.maxObjectSize) || !has(self.memorySize) || !isQuantity(string(self.maxObjectSize)) || !isQuantity(string(self.memorySize)) || quantity(string(self.maxObjectSize)).compareTo(quantity(string(self.memorySize))) <= 0",message="maxObjectSize must not exceed memorySize"
 type CachePolicySpec struct {
-	// FrequentHitThreshold is how many times a response must be requested within
+	// frequentHitThreshold is how many times a response must be requested within
 	// frequentHitPeriod before it is cached (IIS frequentHitThreshold, 2); 1
 	// caches on the first request.
 	//
 	// +optional
-	// +kubebuilder:default=2
+	// +default=2
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	FrequentHitThreshold int32 `json:"frequentHitThreshold,omitempty"`
 
-	// FrequentHitPeriod is the window in which frequentHitThreshold requests must
+	// frequentHitPeriod is the window in which frequentHitThreshold requests must
 	// arrive (IIS frequentHitTimePeriod, 10 s).
 	//
 	// +optional
-	// +kubebuilder:default="10s"
+	// +default="10s"
 	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('24h'))",message="frequentHitPeriod must be between 1s and 24h"
 	FrequentHitPeriod Duration `json:"frequentHitPeriod,omitempty"`
 
-	// ObjectTTL evicts an entry that has not been requested for this long
+	// objectTTL evicts an entry that has not been requested for this long
 	// (IIS ObjectCacheTTL, 30 s).
 	//
 	// +optional
-	// +kubebuilder:default="30s"
+	// +default="30s"
 	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('720h'))",message="objectTTL must be between 1s and 720h"
 	ObjectTTL Duration `json:"objectTTL,omitempty"`
 
-	// MaxObjectSize is the largest response that is cached (IIS MaxCachedFileSize, 256 KiB).
+	// maxObjectSize is the largest response that is cached (IIS MaxCachedFileSize, 256 KiB).
 	//
 	// +optional
-	// +kubebuilder:default="256Ki"
+	// +default="256Ki"
 	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('1Ki')) >= 0)",message="maxObjectSize must be at least 1Ki"
-	MaxObjectSize resource.Quantity `json:"maxObjectSize,omitzero"`
+	MaxObjectSize *resource.Quantity `json:"maxObjectSize,omitempty"`
 
-	// MemorySize is the memory that holds cached responses in each cache replica
+	// memorySize is the memory that holds cached responses in each cache replica
 	// (IIS MemCacheSize); the least recently used entries make room when it is full.
 	//
 	// +optional
-	// +kubebuilder:default="64Mi"
+	// +default="64Mi"
 	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('1Mi')) >= 0 && quantity(string(self)).compareTo(quantity('64Gi')) <= 0)",message="memorySize must be between 1Mi and 64Gi"
-	MemorySize resource.Quantity `json:"memorySize,omitzero"`
+	MemorySize *resource.Quantity `json:"memorySize,omitempty"`
 
-	// CacheQueryStrings caches responses to requests with a query string, keyed
+	// cacheQueryStrings caches responses to requests with a query string, keyed
 	// by the full URI. Off by default, as in HTTP.sys.
 	//
 	// +optional
-	// +kubebuilder:default=false
+	// +default=false
 	CacheQueryStrings *bool `json:"cacheQueryStrings,omitempty"`
 
-	// ClientCache sets expiry headers for browsers and proxies.
+	// clientCache sets expiry headers for browsers and proxies.
 	//
 	// +optional
-	// +kubebuilder:default={}
+	// +default={}
 	ClientCache ClientCache `json:"clientCache,omitzero"`
 
-	// Replicas is the number of cache pods.
+	// replicas is the number of cache pods.
 	//
 	// +optional
-	// +kubebuilder:default=2
+	// +default=2
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	Replicas int32 `json:"replicas,omitempty"`
 
-	// CPU is the CPU each cache replica requests and is limited to.
+	// cpu is the CPU each cache replica requests and is limited to.
 	//
 	// +optional
-	// +kubebuilder:default="250m"
+	// +default="250m"
 	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('10m')) >= 0 && quantity(string(self)).compareTo(quantity('64')) <= 0)",message="cpu must be between 10m and 64"
 	CPU *resource.Quantity `json:"cpu,omitempty"`
 }
@@ -107,13 +107,13 @@ type CachePolicySpec struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.mode) || !(self.mode in ['UseMaxAge', 'UseExpires']) || has(self.maxAge)",message="maxAge is required for modes UseMaxAge and UseExpires"
 type ClientCache struct {
-	// Mode: NoControl, DisableCache, UseMaxAge or UseExpires.
+	// mode is NoControl, DisableCache, UseMaxAge or UseExpires.
 	//
 	// +optional
-	// +kubebuilder:default=NoControl
+	// +default="NoControl"
 	Mode ClientCacheMode `json:"mode,omitempty"`
 
-	// MaxAge is the lifetime announced to clients.
+	// maxAge is the lifetime announced to clients.
 	//
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('8760h'))",message="clientCache maxAge must be between 1s and 8760h"
@@ -123,47 +123,50 @@ type ClientCache struct {
 // CachePolicyStatus is the observed state of a cache tier, with the counters of
 // the IIS "Web Service Cache" performance object.
 type CachePolicyStatus struct {
-	// ObservedGeneration is the generation the status describes.
-	//
-	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-
-	// Conditions: Ready, Degraded and Paused.
+	// conditions are Ready, Degraded and Paused.
 	//
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// Pools are the AppPools the cache tier fronts (from the routes that name it).
+	// observedGeneration is the generation the status describes.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// pools are the AppPools the cache tier fronts (from the routes that name it).
 	//
 	// +optional
 	// +listType=set
 	Pools []string `json:"pools,omitempty"`
 
-	// Ready is "ready/desired" for the cache pods.
+	// ready is "ready/desired" for the cache pods.
 	//
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	Ready string `json:"ready,omitempty"`
 
-	// HitPercent is hits as a share of all requests to the cache tier
+	// hitPercent is hits as a share of all requests to the cache tier
 	// (hits, misses and bypasses), since the tier was created.
 	//
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	HitPercent string `json:"hitPercent,omitempty"`
 
-	// Counters are the cache tier's IIS "Web Service Cache" counters, summed
+	// counters are the cache tier's IIS "Web Service Cache" counters, summed
 	// over its pods since the tier was created.
 	//
 	// +optional
 	Counters *CacheCounters `json:"counters,omitempty"`
 
-	// LastPurge is the last purge asked for with the webfarm.dev/purge annotation.
+	// lastPurge is the last purge asked for with the webfarm.dev/purge annotation.
 	//
 	// +optional
 	LastPurge *CachePurge `json:"lastPurge,omitempty"`
 
-	// PoolContent is the content revision of each pool behind the tier whose
+	// poolContent is the content revision of each pool behind the tier whose
 	// entries are current: when a pool's content changes, its entries are
 	// purged once its new content is served.
 	//
@@ -172,12 +175,12 @@ type CachePolicyStatus struct {
 	// +listMapKey=pool
 	PoolContent []PoolContent `json:"poolContent,omitempty"`
 
-	// Objects is the number of responses held in the cache.
+	// objects is the number of responses held in the cache.
 	//
 	// +optional
 	Objects *int64 `json:"objects,omitempty"`
 
-	// MemoryUsed is the cache memory in use.
+	// memoryUsed is the cache memory in use.
 	//
 	// +optional
 	MemoryUsed *resource.Quantity `json:"memoryUsed,omitempty"`
@@ -185,47 +188,70 @@ type CachePolicyStatus struct {
 
 // CacheCounters count a cache tier's work (IIS "Web Service Cache").
 type CacheCounters struct {
-	// Hits are requests answered from the cache (IIS "URI Cache Hits").
+	// hits are requests answered from the cache (IIS "URI Cache Hits").
+	//
+	// +required
 	Hits int64 `json:"hits"`
-	// Misses are cacheable requests that went to the pool (IIS "URI Cache Misses").
+	// misses are cacheable requests that went to the pool (IIS "URI Cache Misses").
+	//
+	// +required
 	Misses int64 `json:"misses"`
-	// Bypasses are requests the cache never keeps (a query string, Authorization,
+	// bypasses are requests the cache never keeps (a query string, Authorization,
 	// a body, a method other than GET and HEAD) that went to the pool.
+	//
+	// +required
 	Bypasses int64 `json:"bypasses"`
-	// Stored are entries added (IIS "Total URIs Cached").
+	// stored are entries added (IIS "Total URIs Cached").
+	//
+	// +required
 	Stored int64 `json:"stored"`
-	// Evicted are entries removed unused for objectTTL, or least recently used
+	// evicted are entries removed unused for objectTTL, or least recently used
 	// when memorySize was full.
+	//
+	// +required
 	Evicted int64 `json:"evicted"`
-	// Flushed are entries removed by purges (IIS "Total Flushed URIs").
+	// flushed are entries removed by purges (IIS "Total Flushed URIs").
+	//
+	// +required
 	Flushed int64 `json:"flushed"`
 }
 
 // CachePurge reports a purge.
 type CachePurge struct {
-	// Token is the webfarm.dev/purge annotation's value the purge answered.
+	// token is the webfarm.dev/purge annotation's value the purge answered.
+	//
+	// +required
 	Token string `json:"token"`
-	// Time is when the purge ended.
+	// time is when the purge ended.
+	//
+	// +required
 	Time metav1.Time `json:"time"`
-	// Entries is how many entries the purge removed.
+	// entries is how many entries the purge removed.
+	//
+	// +required
 	Entries int64 `json:"entries"`
 }
 
 // PoolContent is the content revision of a pool whose cached entries are current.
 type PoolContent struct {
-	// Pool is the AppPool's name.
+	// pool is the AppPool's name.
+	//
+	// +required
 	Pool string `json:"pool"`
-	// Revision identifies the content the cached entries came from.
+	// revision identifies the content the cached entries came from.
+	//
+	// +required
 	Revision string `json:"revision"`
-	// PurgedAt is when the entries of the previous content were purged.
+	// purgedAt is when the entries of the previous content were purged.
 	//
 	// +optional
 	PurgedAt *metav1.Time `json:"purgedAt,omitempty"`
-	// Pending is a new revision whose purge waits until the pool serves it.
+	// pending is a new revision whose purge waits until the pool serves it.
 	//
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	Pending string `json:"pending,omitempty"`
-	// PendingSince is when the pending revision was first seen.
+	// pendingSince is when the pending revision was first seen.
 	//
 	// +optional
 	PendingSince *metav1.Time `json:"pendingSince,omitempty"`
@@ -249,19 +275,23 @@ type PoolContent struct {
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 50",message="a CachePolicy name may be at most 50 characters (its children add a suffix)"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="a CachePolicy name must be a DNS label (lowercase letters, digits and dashes, no dots): routes name it and its Service is named after it"
 type CachePolicy struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the object's name, namespace, labels and annotations.
+	//
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// Spec is the desired state.
+	// spec is the desired state.
 	//
 	// +optional
-	// +kubebuilder:default={}
+	// +default={}
 	Spec CachePolicySpec `json:"spec,omitzero"`
 
-	// Status is the observed state, written by the operator.
+	// status is the observed state, written by the operator.
 	//
 	// +optional
-	Status CachePolicyStatus `json:"status,omitempty"`
+	Status CachePolicyStatus `json:"status,omitzero"`
 }
 
 // CachePolicyList is a list of CachePolicies.

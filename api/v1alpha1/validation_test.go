@@ -2055,11 +2055,9 @@ func TestAPIServerFillsInIISDefaults(t *testing.T) {
 	} else {
 		autoscaling = *scaled.Spec.Autoscaling
 	}
-	var cpuLimit v1.CPULimit
-	if scaled.Spec.CPULimit == nil {
+	cpuLimit := scaled.Spec.CPULimit
+	if cpuLimit.Percent == 0 {
 		t.Errorf("spec.cpuLimit was dropped")
-	} else {
-		cpuLimit = *scaled.Spec.CPULimit
 	}
 	var cookie v1.AffinityCookieSpec
 	if cookieFarm.Spec.SessionAffinity.Cookie == nil {
@@ -2068,7 +2066,7 @@ func TestAPIServerFillsInIISDefaults(t *testing.T) {
 		cookie = *cookieFarm.Spec.SessionAffinity.Cookie
 	}
 	var imagePath string
-	if c := scaled.Spec.Content; c != nil && c.Image != nil {
+	if c := scaled.Spec.Content; c != nil && c.Image.Reference != "" {
 		imagePath = c.Image.Path
 	} else {
 		t.Errorf("spec.content.image of the scaled pool was dropped")
@@ -2102,7 +2100,7 @@ func TestAPIServerFillsInIISDefaults(t *testing.T) {
 		{"AppPool spec.rapidFailProtection.maxFailures is IIS's 5", pool.Spec.RapidFailProtection.MaxFailures, int32(5)},
 		{"AppPool spec.rapidFailProtection.interval", string(pool.Spec.RapidFailProtection.Interval), v1.DefaultRapidFailInterval},
 		{"AppPool spec.rapidFailProtection.interval is IIS's 5m", string(pool.Spec.RapidFailProtection.Interval), "5m"},
-		{"AppPool spec.cpuLimit stays unset", pool.Spec.CPULimit == nil, true},
+		{"AppPool spec.cpuLimit stays unset", pool.Spec.CPULimit == (v1.CPULimit{}), true},
 		{"AppPool spec.idle.timeout", string(pool.Spec.Idle.Timeout), v1.DefaultIdleTimeout},
 		{"AppPool spec.idle.timeout is IIS's 20m", string(pool.Spec.Idle.Timeout), "20m"},
 		{"AppPool spec.idle.onDemandStart", derefBool(pool.Spec.Idle.OnDemandStart), true},
@@ -2125,10 +2123,10 @@ func TestAPIServerFillsInIISDefaults(t *testing.T) {
 		{"CachePolicy spec.frequentHitPeriod is IIS's 10s", string(cache.Spec.FrequentHitPeriod), "10s"},
 		{"CachePolicy spec.objectTTL", string(cache.Spec.ObjectTTL), v1.DefaultObjectTTL},
 		{"CachePolicy spec.objectTTL is IIS's 30s", string(cache.Spec.ObjectTTL), "30s"},
-		{"CachePolicy spec.maxObjectSize", qty(&cache.Spec.MaxObjectSize), canon(v1.DefaultMaxObjectSize)},
-		{"CachePolicy spec.maxObjectSize is IIS's 256Ki", qty(&cache.Spec.MaxObjectSize), "256Ki"},
-		{"CachePolicy spec.memorySize", qty(&cache.Spec.MemorySize), canon(v1.DefaultCacheMemory)},
-		{"CachePolicy spec.memorySize is 64Mi", qty(&cache.Spec.MemorySize), "64Mi"},
+		{"CachePolicy spec.maxObjectSize", qty(cache.Spec.MaxObjectSize), canon(v1.DefaultMaxObjectSize)},
+		{"CachePolicy spec.maxObjectSize is IIS's 256Ki", qty(cache.Spec.MaxObjectSize), "256Ki"},
+		{"CachePolicy spec.memorySize", qty(cache.Spec.MemorySize), canon(v1.DefaultCacheMemory)},
+		{"CachePolicy spec.memorySize is 64Mi", qty(cache.Spec.MemorySize), "64Mi"},
 		{"CachePolicy spec.cacheQueryStrings", derefBool(cache.Spec.CacheQueryStrings), false},
 		{"CachePolicy spec.clientCache.mode", cache.Spec.ClientCache.Mode, v1.ClientCacheNoControl},
 		{"CachePolicy spec.replicas", cache.Spec.Replicas, int32(v1.DefaultCacheReplicas)},

@@ -72,82 +72,88 @@ type ServiceType string
 //
 // +kubebuilder:validation:XValidation:rule="size(self.sites.map(s, s.hosts).flatten()) > 512 || size(self.sites.map(s, s.hosts).flatten()) == size(self.sites.map(s, s.hosts).flatten().distinct())",message="a host name may belong to only one site"
 type WebFarmSpec struct {
-	// Sites served by the farm. Each host name belongs to exactly one site.
+	// sites served by the farm. Each host name belongs to exactly one site.
 	//
+	// +required
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=500
-	Sites []Site `json:"sites"`
+	Sites []Site `json:"sites,omitempty"`
 
-	// Frontend configures the Envoy deployment that receives the farm's traffic.
+	// frontend configures the Envoy deployment that receives the farm's traffic.
 	//
 	// +optional
-	// +kubebuilder:default={}
+	// +default={}
 	Frontend Frontend `json:"frontend,omitzero"`
 
-	// SessionAffinity keeps a client on one worker of a pool.
+	// sessionAffinity keeps a client on one worker of a pool.
 	//
 	// +optional
-	// +kubebuilder:default={}
+	// +default={}
 	SessionAffinity SessionAffinity `json:"sessionAffinity,omitzero"`
 
-	// UnavailableResponse is how the frontend answers for a stopped pool: "L7"
+	// unavailableResponse is how the frontend answers for a stopped pool: "L7"
 	// answers HTTP 503, "L4" resets the connection (for layer 4 balancers in front).
 	//
 	// +optional
-	// +kubebuilder:default=L7
+	// +default="L7"
 	UnavailableResponse UnavailableResponse `json:"unavailableResponse,omitempty"`
 }
 
 // Site is a web site: the host names it answers to and its routes.
 type Site struct {
-	// Name identifies the site within the farm (a DNS label); it names the site's
+	// name identifies the site within the farm (a DNS label); it names the site's
 	// virtual host and metrics.
 	//
+	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 
-	// Hosts are the host names (the Host header, without port) the site answers to.
+	// hosts are the host names (the Host header, without port) the site answers to.
 	//
+	// +required
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=100
-	Hosts []Hostname `json:"hosts"`
+	Hosts []Hostname `json:"hosts,omitempty"`
 
-	// Routes send requests to application pools by the longest matching path
+	// routes send requests to application pools by the longest matching path
 	// prefix; each path prefix appears once.
 	//
+	// +required
 	// +listType=map
 	// +listMapKey=pathPrefix
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=64
-	Routes []Route `json:"routes"`
+	Routes []Route `json:"routes,omitempty"`
 
-	// MaxBandwidthBytesPerSecond limits the site's response bandwidth on each
+	// maxBandwidthBytesPerSecond limits the site's response bandwidth on each
 	// frontend replica (IIS MaxBandwidth). Unset means unlimited.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=1024
-	MaxBandwidthBytesPerSecond *int64 `json:"maxBandwidthBytesPerSecond,omitempty"`
+	MaxBandwidthBytesPerSecond int64 `json:"maxBandwidthBytesPerSecond,omitempty"`
 }
 
 // Route maps a path prefix of a site to an application pool, optionally through
 // a cache tier.
 type Route struct {
-	// PathPrefix matches the start of the request path ("/" matches everything).
+	// pathPrefix matches the start of the request path ("/" matches everything).
 	//
 	// +optional
-	// +kubebuilder:default="/"
+	// +default="/"
 	PathPrefix PathPrefix `json:"pathPrefix,omitempty"`
 
-	// AppPool is the name of the AppPool in the farm's namespace that serves the route.
-	AppPool ObjectName `json:"appPool"`
+	// appPool is the name of the AppPool in the farm's namespace that serves the route.
+	//
+	// +required
+	AppPool ObjectName `json:"appPool,omitempty"`
 
-	// CachePolicy, when set, names a CachePolicy in the farm's namespace: the
-	// route is served through that policy's cache tier.
+	// cachePolicy names a CachePolicy in the farm's namespace whose cache tier
+	// serves the route; unset, the route goes to the pool directly.
 	//
 	// +optional
 	CachePolicy ObjectName `json:"cachePolicy,omitempty"`
@@ -155,59 +161,59 @@ type Route struct {
 
 // Frontend configures the Envoy frontend.
 type Frontend struct {
-	// Replicas is the number of Envoy pods.
+	// replicas is the number of Envoy pods.
 	//
 	// +optional
-	// +kubebuilder:default=2
+	// +default=2
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	Replicas int32 `json:"replicas,omitempty"`
 
-	// Service exposes the frontend.
+	// service exposes the frontend.
 	//
 	// +optional
-	// +kubebuilder:default={}
+	// +default={}
 	Service FrontendService `json:"service,omitzero"`
 
-	// ConnectionTimeout closes an idle client connection after this long
+	// connectionTimeout closes an idle client connection after this long
 	// (IIS ConnectionTimeout, 120 s).
 	//
 	// +optional
-	// +kubebuilder:default="120s"
+	// +default="120s"
 	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('1h'))",message="connectionTimeout must be between 1s and 1h"
 	ConnectionTimeout Duration `json:"connectionTimeout,omitempty"`
 
-	// RequestTimeout bounds a whole request, queueing included; a request that
+	// requestTimeout bounds a whole request, queueing included; a request that
 	// exceeds it is answered 504.
 	//
 	// +optional
-	// +kubebuilder:default="120s"
+	// +default="120s"
 	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('1h'))",message="requestTimeout must be between 1s and 1h"
 	RequestTimeout Duration `json:"requestTimeout,omitempty"`
 
-	// KeepAlive keeps client connections open between requests (HTTP keep-alive).
+	// keepAlive keeps client connections open between requests (HTTP keep-alive).
 	//
 	// +optional
-	// +kubebuilder:default=true
+	// +default=true
 	KeepAlive *bool `json:"keepAlive,omitempty"`
 
-	// Compression compresses text responses (gzip) for clients that accept it.
+	// compression compresses text responses (gzip) for clients that accept it.
 	//
 	// +optional
-	// +kubebuilder:default=false
+	// +default=false
 	Compression *bool `json:"compression,omitempty"`
 
-	// CPU is the CPU each Envoy replica requests and is limited to.
+	// cpu is the CPU each Envoy replica requests and is limited to.
 	//
 	// +optional
-	// +kubebuilder:default="500m"
+	// +default="500m"
 	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('10m')) >= 0 && quantity(string(self)).compareTo(quantity('64')) <= 0)",message="frontend cpu must be between 10m and 64"
 	CPU *resource.Quantity `json:"cpu,omitempty"`
 
-	// Memory is the memory each Envoy replica requests and is limited to.
+	// memory is the memory each Envoy replica requests and is limited to.
 	//
 	// +optional
-	// +kubebuilder:default="256Mi"
+	// +default="256Mi"
 	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('16Mi')) >= 0 && quantity(string(self)).compareTo(quantity('1Ti')) <= 0)",message="frontend memory must be between 16Mi and 1Ti"
 	Memory *resource.Quantity `json:"memory,omitempty"`
 }
@@ -216,40 +222,40 @@ type Frontend struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.nodePort) || self.type != 'ClusterIP'",message="nodePort needs type NodePort or LoadBalancer"
 type FrontendService struct {
-	// Type is the Service type.
+	// type is the Service type.
 	//
 	// +optional
-	// +kubebuilder:default=ClusterIP
+	// +default="ClusterIP"
 	Type ServiceType `json:"type,omitempty"`
 
-	// Port is the Service's HTTP port.
+	// port is the Service's HTTP port.
 	//
 	// +optional
-	// +kubebuilder:default=80
+	// +default=80
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	Port int32 `json:"port,omitempty"`
 
-	// NodePort fixes the node port for type NodePort or LoadBalancer.
+	// nodePort fixes the node port for type NodePort or LoadBalancer.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
-	NodePort *int32 `json:"nodePort,omitempty"`
+	NodePort int32 `json:"nodePort,omitempty"`
 }
 
 // SessionAffinity keeps a client on one worker.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.cookie) || (has(self.type) && self.type == 'Cookie')",message="cookie settings need type Cookie"
 type SessionAffinity struct {
-	// Type: None spreads requests; ClientIP hashes the client address; ClassC
+	// type chooses how: None spreads requests; ClientIP hashes the client address; ClassC
 	// hashes the client's /24 network; Cookie sets a cookie that names the worker.
 	//
 	// +optional
-	// +kubebuilder:default=None
+	// +default="None"
 	Type AffinityType `json:"type,omitempty"`
 
-	// Cookie configures the affinity cookie for type Cookie.
+	// cookie configures the affinity cookie for type Cookie.
 	//
 	// +optional
 	Cookie *AffinityCookieSpec `json:"cookie,omitempty"`
@@ -257,56 +263,59 @@ type SessionAffinity struct {
 
 // AffinityCookieSpec names the affinity cookie and its lifetime.
 type AffinityCookieSpec struct {
-	// Name of the cookie: letters, digits, '.', '_' or '-'.
+	// name of the cookie: letters, digits, '.', '_' or '-'.
 	//
 	// +optional
-	// +kubebuilder:default=WEBFARM_AFFINITY
+	// +default="WEBFARM_AFFINITY"
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9._-]+$`
 	Name string `json:"name,omitempty"`
 
-	// TTL is the cookie's lifetime; "0s" makes it a session cookie that ends when
+	// ttl is the cookie's lifetime; "0s" makes it a session cookie that ends when
 	// the browser closes.
 	//
 	// +optional
-	// +kubebuilder:default="0s"
+	// +default="0s"
 	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) <= duration('8760h'))",message="cookie ttl must be at most 8760h (one year)"
 	TTL Duration `json:"ttl,omitempty"`
 }
 
 // WebFarmStatus is the observed state of a web farm.
 type WebFarmStatus struct {
-	// ObservedGeneration is the generation the status describes.
-	//
-	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-
-	// Conditions: Ready (the frontend and every routed pool serve), Degraded and Paused.
+	// conditions are Ready (the frontend and every routed pool serve), Degraded and Paused.
 	//
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// HostCount is the number of host names the farm answers to.
+	// observedGeneration is the generation the status describes.
 	//
 	// +optional
-	HostCount int32 `json:"hostCount,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// PoolCount is the number of distinct application pools the routes name.
+	// hostCount is the number of host names the farm answers to.
 	//
 	// +optional
-	PoolCount int32 `json:"poolCount,omitempty"`
+	HostCount int32 `json:"hostCount"`
 
-	// FrontendReplicas is "ready/desired" for the Envoy pods.
+	// poolCount is the number of distinct application pools the routes name.
 	//
 	// +optional
+	PoolCount int32 `json:"poolCount"`
+
+	// frontendReplicas is "ready/desired" for the Envoy pods.
+	//
+	// +optional
+	// +kubebuilder:validation:MinLength=1
 	FrontendReplicas string `json:"frontendReplicas,omitempty"`
 
-	// Address is the in-cluster URL of the frontend Service.
+	// address is the in-cluster URL of the frontend Service.
 	//
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	Address string `json:"address,omitempty"`
 }
 
@@ -325,16 +334,22 @@ type WebFarmStatus struct {
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 50",message="a WebFarm name may be at most 50 characters (its children add a suffix)"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="a WebFarm name must be a DNS label (lowercase letters, digits and dashes, no dots): its Service is named after it"
 type WebFarm struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.TypeMeta `json:",inline"`
 
-	// Spec is the desired state.
-	Spec WebFarmSpec `json:"spec"`
-
-	// Status is the observed state, written by the operator.
+	// metadata is the object's name, namespace, labels and annotations.
 	//
 	// +optional
-	Status WebFarmStatus `json:"status,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired state.
+	//
+	// +required
+	Spec WebFarmSpec `json:"spec,omitzero"`
+
+	// status is the observed state, written by the operator.
+	//
+	// +optional
+	Status WebFarmStatus `json:"status,omitzero"`
 }
 
 // WebFarmList is a list of WebFarms.

@@ -49,7 +49,7 @@ func benchCache(s cacheSettings, port int) (model.Cache, error) {
 	cp.Spec.FrequentHitThreshold = s.threshold
 	cp.Spec.FrequentHitPeriod = v1.Duration(s.period.String())
 	cp.Spec.ObjectTTL = v1.Duration(s.ttl.String())
-	cp.Spec.MemorySize = *resource.NewQuantity(s.memory, resource.BinarySI)
+	cp.Spec.MemorySize = resource.NewQuantity(s.memory, resource.BinarySI)
 	return model.ResolveCache(cp, []model.Upstream{{Pool: poolName, Address: "127.0.0.1", Port: int32(port)}}, model.Platform{})
 }
 

@@ -54,7 +54,7 @@ func (w workload) pools(ns string) []*v1.AppPool {
 			out = append(out, &v1.AppPool{
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: poolName(f, p)},
 				Spec: v1.AppPoolSpec{
-					Content: &v1.Content{ConfigMap: &v1.ConfigMapContent{Name: v1.ObjectName(poolName(f, p) + "-files")}},
+					Content: &v1.Content{ConfigMap: v1.ConfigMapContent{Name: v1.ObjectName(poolName(f, p) + "-files")}},
 				},
 			})
 		}

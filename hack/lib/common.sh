@@ -11,6 +11,9 @@ ETCD_VERSION=v3.6.5
 ENVOY_VERSION=1.40.0
 CONTROLLER_GEN_VERSION=v0.22.0
 HELM_VERSION=v3.22.0
+# golangci-lint with the Kubernetes API linter built in (the module's own
+# golangci-lint-kube-api-linter command; it has no tagged releases).
+KUBE_API_LINTER_VERSION=v0.0.0-20260716143926-092fe0c72997
 NGINX_SERIES=1.22 # Debian bookworm's nginx
 
 log() { printf '\033[1;34m==>\033[0m %s\n' "$*" >&2; }

@@ -30,7 +30,7 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 			Replicas:          orDefault(fe.Replicas, v1.DefaultFrontendReplicas),
 			ServiceType:       orDefault(string(fe.Service.Type), "ClusterIP"),
 			Port:              orDefault(fe.Service.Port, v1.DefaultFrontendPort),
-			NodePort:          deref(fe.Service.NodePort, 0),
+			NodePort:          fe.Service.NodePort,
 			ConnectionTimeout: errs.duration("frontend.connectionTimeout", fe.ConnectionTimeout, v1.DefaultConnectionTimeout),
 			RequestTimeout:    errs.duration("frontend.requestTimeout", fe.RequestTimeout, v1.DefaultRequestTimeout),
 			KeepAlive:         deref(fe.KeepAlive, true),
@@ -66,7 +66,7 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 			site.Hosts = append(site.Hosts, string(h))
 		}
 		slices.Sort(site.Hosts)
-		site.MaxBandwidthBytesPerSecond = deref(s.MaxBandwidthBytesPerSecond, 0)
+		site.MaxBandwidthBytesPerSecond = s.MaxBandwidthBytesPerSecond
 		for _, r := range s.Routes {
 			route := Route{
 				// The schema admits a trailing "/" ("/api/"); prefixes match
@@ -155,7 +155,8 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 		r := out.Autoscaling.MinReplicas
 		out.Replicas = &r
 	}
-	if l := s.CPULimit; l != nil {
+	// An optional struct is set when its required field is.
+	if l := s.CPULimit; l.Percent != 0 {
 		out.CPULimit = &CPULimit{
 			Percent:  l.Percent,
 			Interval: errs.duration("cpuLimit.interval", l.Interval, "5m"),
@@ -174,15 +175,15 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 	}
 	if c := s.Content; c != nil {
 		switch {
-		case c.ConfigMap != nil:
+		case c.ConfigMap.Name != "":
 			out.Content = Content{Source: ContentConfigMap, Name: string(c.ConfigMap.Name)}
-		case c.Image != nil:
+		case c.Image.Reference != "":
 			out.Content = Content{Source: ContentImage, Name: c.Image.Reference, ImagePath: orDefault(c.Image.Path, v1.DefaultImageContentPath)}
-		case c.PersistentVolumeClaim != nil:
+		case c.PersistentVolumeClaim.ClaimName != "":
 			out.Content = Content{Source: ContentClaim, Name: c.PersistentVolumeClaim.ClaimName}
 		}
 	}
-	if a := s.App; a != nil {
+	if a := s.App; a.Image != "" {
 		app := &App{Image: a.Image, Port: a.Port, Args: slices.Clone(a.Args)}
 		for _, e := range a.Env {
 			app.Env = append(app.Env, EnvVar{Name: e.Name, Value: e.Value})
@@ -208,8 +209,8 @@ func ResolveCache(cp *v1.CachePolicy, upstreams []Upstream, p Platform) (Cache, 
 		FrequentHitThreshold: orDefault(s.FrequentHitThreshold, v1.DefaultHitThreshold),
 		FrequentHitPeriod:    errs.duration("frequentHitPeriod", s.FrequentHitPeriod, v1.DefaultHitPeriod),
 		ObjectTTL:            errs.duration("objectTTL", s.ObjectTTL, v1.DefaultObjectTTL),
-		MaxObjectSizeBytes:   errs.bytes("maxObjectSize", quantityOr(&s.MaxObjectSize, v1.DefaultMaxObjectSize)),
-		MemorySizeBytes:      errs.bytes("memorySize", quantityOr(&s.MemorySize, v1.DefaultCacheMemory)),
+		MaxObjectSizeBytes:   errs.bytes("maxObjectSize", quantityOr(s.MaxObjectSize, v1.DefaultMaxObjectSize)),
+		MemorySizeBytes:      errs.bytes("memorySize", quantityOr(s.MemorySize, v1.DefaultCacheMemory)),
 		CacheQueryStrings:    deref(s.CacheQueryStrings, false),
 		ClientCacheMode:      orDefault(string(s.ClientCache.Mode), string(v1.ClientCacheNoControl)),
 		ClientMaxAge:         errs.duration("clientCache.maxAge", s.ClientCache.MaxAge, "0s"),

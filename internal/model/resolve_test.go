@@ -54,7 +54,7 @@ func TestResolveFarmSortsSitesHostsAndRoutesLongestPrefixFirst(t *testing.T) {
 // Objects built in code skip the API server's defaulting; the model applies
 // the same IIS defaults so both paths render the same configs.
 func TestResolveAppliesTheIISDefaultsToEmptyFields(t *testing.T) {
-	pool, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{Content: &v1.Content{ConfigMap: &v1.ConfigMapContent{Name: "c"}}}}, model.Platform{})
+	pool, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{Content: &v1.Content{ConfigMap: v1.ConfigMapContent{Name: "c"}}}}, model.Platform{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestResolve(t *testing.T) {
 			return err
 		}, ""},
 		{"an autoscaled pool starts at its minimum", func() error {
-			m, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: &v1.AppContainer{Image: "a", Port: 3000},
+			m, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "a", Port: 3000},
 				Autoscaling: &v1.Autoscaling{MinReplicas: 3, MaxReplicas: 9}}}, model.Platform{})
 			if err == nil && ptr.Deref(m.Replicas, 0) != 3 {
 				t.Errorf("replicas %v, want 3", m.Replicas)
@@ -138,7 +138,7 @@ func TestResolve(t *testing.T) {
 		}, "not a valid name"},
 		{"an AppPool namespace the API server would refuse never reaches nginx.conf", func() error {
 			_, err := model.ResolvePool(&v1.AppPool{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "web\n}"},
-				Spec: v1.AppPoolSpec{Content: &v1.Content{ConfigMap: &v1.ConfigMapContent{Name: "c"}}}}, model.Platform{})
+				Spec: v1.AppPoolSpec{Content: &v1.Content{ConfigMap: v1.ConfigMapContent{Name: "c"}}}}, model.Platform{})
 			return err
 		}, "not a valid name"},
 		{"a WebFarm name that is not valid UTF-8 never reaches the Envoy node", func() error {
@@ -175,20 +175,20 @@ func TestResolvePoolCPULimit(t *testing.T) {
 	cpu := resource.MustParse("400m")
 	for _, tt := range []struct {
 		name     string
-		limit    *v1.CPULimit
+		limit    v1.CPULimit
 		stopped  bool
 		wantCPU  int64
 		wantCopy bool
 		replicas int32
 	}{
-		{"Throttle caps each worker at the limit's share of its CPU", &v1.CPULimit{Percent: 25, Action: v1.CPULimitThrottle}, false, 100, true, 2},
-		{"Report leaves the workers' CPU alone", &v1.CPULimit{Percent: 25, Action: v1.CPULimitReport}, false, 400, true, 2},
-		{"an unset action reports", &v1.CPULimit{Percent: 25}, false, 400, true, 2},
-		{"no limit, no monitor", nil, false, 400, false, 2},
-		{"a stopped pool runs no workers", nil, true, 400, false, 0},
+		{"Throttle caps each worker at the limit's share of its CPU", v1.CPULimit{Percent: 25, Action: v1.CPULimitThrottle}, false, 100, true, 2},
+		{"Report leaves the workers' CPU alone", v1.CPULimit{Percent: 25, Action: v1.CPULimitReport}, false, 400, true, 2},
+		{"an unset action reports", v1.CPULimit{Percent: 25}, false, 400, true, 2},
+		{"no limit, no monitor", v1.CPULimit{}, false, 400, false, 2},
+		{"a stopped pool runs no workers", v1.CPULimit{}, true, 400, false, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ap := &v1.AppPool{Spec: v1.AppPoolSpec{Content: &v1.Content{ConfigMap: &v1.ConfigMapContent{Name: "c"}}, CPU: &cpu, CPULimit: tt.limit}}
+			ap := &v1.AppPool{Spec: v1.AppPoolSpec{Content: &v1.Content{ConfigMap: v1.ConfigMapContent{Name: "c"}}, CPU: &cpu, CPULimit: tt.limit}}
 			if tt.stopped {
 				ap.Status.Phase = v1.PoolStopped
 			}

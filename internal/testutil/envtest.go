@@ -41,6 +41,22 @@ func WithAuditLog(path string) ControlPlaneOption {
 	}
 }
 
+// WithCRDs installs the CRDs of dir instead of the current ones
+// (config/crd/bases): a cluster where objects were stored under earlier CRDs.
+func WithCRDs(dir string) ControlPlaneOption {
+	return func(env *envtest.Environment) error {
+		env.CRDDirectoryPaths = []string{dir}
+		return nil
+	}
+}
+
+// InstallCRDs creates or updates the CRDs of dir, as an upgrade of the
+// operator's chart does.
+func (c *ControlPlane) InstallCRDs(dir string) error {
+	_, err := envtest.InstallCRDs(c.Config, envtest.CRDInstallOptions{Paths: []string{dir}, ErrorIfPathMissing: true})
+	return err
+}
+
 // StartControlPlane starts kube-apiserver and etcd from KUBEBUILDER_ASSETS (the
 // Makefile points it at bin/k8s, which hack/install-tools.sh fills).
 func StartControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {

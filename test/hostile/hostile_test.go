@@ -983,7 +983,7 @@ func TestHostileManifests(t *testing.T) {
 				t.Fatalf("the API server refused the manifest: %v", shorten(err.Error()))
 			}
 
-			r := renderNamespace(t, ns)
+			r := renderNamespace(t, k8s, ns)
 			key := obj.GetKind() + "/" + obj.GetName()
 			for k, err := range r.modelErrs {
 				want := tc.modelErr

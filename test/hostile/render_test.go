@@ -31,6 +31,10 @@ import (
 // rendered is everything the controllers would write for the objects of one
 // case's namespace, and the model's refusals by "Kind/name".
 type rendered struct {
+	// api is the API server the namespace's objects are read from and its
+	// children are applied to.
+	api client.Client
+
 	modelErrs map[string]error
 	// applyErrs are the API server's refusals of rendered child objects
 	// (the controllers report them as ApplyFailed).
@@ -83,10 +87,11 @@ func (r *rendered) configs() map[string]string {
 //   - memory quantities reach the rendering as written.
 //
 // A model refusal is recorded, not failed: the case decides whether it is expected.
-func renderNamespace(t *testing.T, ns string) *rendered {
+func renderNamespace(t *testing.T, api client.Client, ns string) *rendered {
 	t.Helper()
 	ctx := context.Background()
 	r := &rendered{
+		api:       api,
 		modelErrs: map[string]error{},
 		pools:     map[string]model.Pool{}, poolConf: map[string]string{}, poolObjs: map[string]k8srender.PoolObjects{},
 		caches: map[string]model.Cache{}, cacheConf: map[string]string{}, agentConf: map[string]string{},
@@ -98,7 +103,7 @@ func renderNamespace(t *testing.T, ns string) *rendered {
 		policies v1.CachePolicyList
 	)
 	for _, l := range []client.ObjectList{&pools, &farms, &policies} {
-		if err := k8s.List(ctx, l, client.InNamespace(ns)); err != nil {
+		if err := api.List(ctx, l, client.InNamespace(ns)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -155,8 +160,8 @@ func renderNamespace(t *testing.T, ns string) *rendered {
 			r.modelErrs["CachePolicy/"+cp.Name] = err
 			continue
 		}
-		checkBytes(t, "CachePolicy "+cp.Name+" memorySize", &cp.Spec.MemorySize, c.MemorySizeBytes)
-		checkBytes(t, "CachePolicy "+cp.Name+" maxObjectSize", &cp.Spec.MaxObjectSize, c.MaxObjectSizeBytes)
+		checkBytes(t, "CachePolicy "+cp.Name+" memorySize", cp.Spec.MemorySize, c.MemorySizeBytes)
+		checkBytes(t, "CachePolicy "+cp.Name+" maxObjectSize", cp.Spec.MaxObjectSize, c.MaxObjectSizeBytes)
 		conf, err := nginx.CacheConfig(c)
 		if err != nil {
 			t.Errorf("the model accepted CachePolicy %s but the renderer failed: %v", cp.Name, err)
@@ -245,7 +250,7 @@ func (r *rendered) applyChildren(owner string, objs ...runtime.ApplyConfiguratio
 		if !fixedNodePort(o) {
 			opts = append(opts, client.DryRunAll)
 		}
-		if err := k8s.Apply(context.Background(), o, opts...); err != nil {
+		if err := r.api.Apply(context.Background(), o, opts...); err != nil {
 			r.applyErrs = append(r.applyErrs, fmt.Sprintf("Kubernetes refuses a child object of %s that the operator renders: %v", owner, err))
 		}
 	}

@@ -16,7 +16,7 @@ import (
 func StaticPool(namespace, name string) (model.Pool, error) {
 	ap := &v1.AppPool{}
 	ap.Name, ap.Namespace = name, namespace
-	ap.Spec.Content = &v1.Content{Image: &v1.ImageContent{Reference: "localhost/bench-content:1"}}
+	ap.Spec.Content = &v1.Content{Image: v1.ImageContent{Reference: "localhost/bench-content:1"}}
 	return model.ResolvePool(ap, model.Platform{})
 }
 

@@ -108,7 +108,7 @@ func FuzzFarmRouting(f *testing.F) {
 		}
 		for _, n := range farm.Pools {
 			ap := &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: namespace}, Spec: v1.AppPoolSpec{
-				Content:               &v1.Content{ConfigMap: &v1.ConfigMapContent{Name: "content"}},
+				Content:               &v1.Content{ConfigMap: v1.ConfigMapContent{Name: "content"}},
 				MaxConcurrentRequests: maxConcurrent,
 				Queue:                 v1.Queue{Length: queueLength, Timeout: v1.Duration(queueTimeout)},
 				Idle:                  v1.Idle{OnDemandStart: new(poolState != 3)},

@@ -66,14 +66,14 @@ func FuzzPoolConfig(f *testing.F) {
 		s := &ap.Spec
 		switch contentKind % 4 {
 		case 1:
-			s.Content = &v1.Content{ConfigMap: &v1.ConfigMapContent{Name: v1.ObjectName(contentName)}}
+			s.Content = &v1.Content{ConfigMap: v1.ConfigMapContent{Name: v1.ObjectName(contentName)}}
 		case 2:
-			s.Content = &v1.Content{Image: &v1.ImageContent{Reference: contentName, Path: imagePath}}
+			s.Content = &v1.Content{Image: v1.ImageContent{Reference: contentName, Path: imagePath}}
 		case 3:
-			s.Content = &v1.Content{PersistentVolumeClaim: &v1.PersistentVolumeClaimContent{ClaimName: contentName}}
+			s.Content = &v1.Content{PersistentVolumeClaim: v1.PersistentVolumeClaimContent{ClaimName: contentName}}
 		}
 		if appImage != "" {
-			s.App = &v1.AppContainer{Image: appImage, Port: appPort}
+			s.App = v1.AppContainer{Image: appImage, Port: appPort}
 		}
 		var ok bool
 		if s.CPU, ok = quantity(cpu); !ok {
@@ -85,7 +85,7 @@ func FuzzPoolConfig(f *testing.F) {
 		s.MaxConcurrentRequests = maxConcurrent
 		s.Queue.Timeout = v1.Duration(queueTimeout)
 		if throttle != 0 {
-			s.CPULimit = &v1.CPULimit{Percent: throttle, Action: v1.CPULimitThrottle}
+			s.CPULimit = v1.CPULimit{Percent: throttle, Action: v1.CPULimitThrottle}
 		}
 		p, err := model.ResolvePool(ap, model.Platform{})
 		if err != nil {
@@ -133,18 +133,11 @@ func FuzzCacheConfig(f *testing.F) {
 		s.FrequentHitThreshold = threshold
 		s.FrequentHitPeriod = v1.Duration(hitPeriod)
 		s.ObjectTTL = v1.Duration(ttl)
-		for field, value := range map[*resource.Quantity]string{&s.MaxObjectSize: maxObject, &s.MemorySize: memory} {
-			q, ok := quantity(value)
-			if !ok {
+		for field, value := range map[**resource.Quantity]string{&s.MaxObjectSize: maxObject, &s.MemorySize: memory, &s.CPU: cpu} {
+			var ok bool
+			if *field, ok = quantity(value); !ok {
 				return
 			}
-			if q != nil {
-				*field = *q
-			}
-		}
-		var ok bool
-		if s.CPU, ok = quantity(cpu); !ok {
-			return
 		}
 		s.CacheQueryStrings = &queryStrings
 		s.ClientCache = v1.ClientCache{Mode: v1.ClientCacheMode(mode), MaxAge: v1.Duration(maxAge)}
@@ -271,19 +264,24 @@ func apiAdmitsPool(ap *v1.AppPool) bool {
 		return false
 	}
 	if c := s.Content; c != nil {
+		// An unset source is its zero value, left out of the JSON.
+		hasConfigMap := c.ConfigMap != (v1.ConfigMapContent{})
+		hasImage := c.Image != (v1.ImageContent{})
+		hasClaim := c.PersistentVolumeClaim != (v1.PersistentVolumeClaimContent{})
 		switch {
-		case c.ConfigMap != nil && !objectName(string(c.ConfigMap.Name), 63),
-			c.Image != nil && (len(c.Image.Reference) > 512 || !imageRef.MatchString(c.Image.Reference) ||
+		case btoi(hasConfigMap)+btoi(hasImage)+btoi(hasClaim) != 1,
+			hasConfigMap && !objectName(string(c.ConfigMap.Name), 63),
+			hasImage && (len(c.Image.Reference) > 512 || !imageRef.MatchString(c.Image.Reference) ||
 				len(c.Image.Path) > 256 || c.Image.Path != "" && !imagePath.MatchString(c.Image.Path)),
-			c.PersistentVolumeClaim != nil && (len(c.PersistentVolumeClaim.ClaimName) > 253 || !claimName.MatchString(c.PersistentVolumeClaim.ClaimName)):
+			hasClaim && (len(c.PersistentVolumeClaim.ClaimName) > 253 || !claimName.MatchString(c.PersistentVolumeClaim.ClaimName)):
 			return false
 		}
 	}
-	if a := s.App; a != nil && (len(a.Image) > 512 || !imageRef.MatchString(a.Image) ||
+	if a := s.App; a.Image != "" && (len(a.Image) > 512 || !imageRef.MatchString(a.Image) ||
 		a.Port < 1024 || a.Port > 65535 || a.Port == 8080 || a.Port == 8081) {
 		return false
 	}
-	if l := s.CPULimit; l != nil && (l.Percent < 1 || l.Percent > 100) {
+	if l := s.CPULimit; l != (v1.CPULimit{}) && (l.Percent < 1 || l.Percent > 100) {
 		return false
 	}
 	return quantityIn(s.CPU, "10m", "64") && quantityIn(s.Memory, "16Mi", "") &&
@@ -302,7 +300,7 @@ func apiAdmitsCache(cp *v1.CachePolicy) bool {
 	default:
 		return false
 	}
-	if !s.MaxObjectSize.IsZero() && !s.MemorySize.IsZero() && s.MaxObjectSize.Cmp(s.MemorySize) > 0 {
+	if s.MaxObjectSize != nil && s.MemorySize != nil && !s.MaxObjectSize.IsZero() && !s.MemorySize.IsZero() && s.MaxObjectSize.Cmp(*s.MemorySize) > 0 {
 		return false
 	}
 	return objectName(cp.Name, 50) && objectName(cp.Namespace, 63) &&
@@ -310,7 +308,7 @@ func apiAdmitsCache(cp *v1.CachePolicy) bool {
 		durationIn(s.FrequentHitPeriod, time.Second, 24*time.Hour) &&
 		durationIn(s.ObjectTTL, time.Second, 720*time.Hour) &&
 		durationIn(s.ClientCache.MaxAge, time.Second, 8760*time.Hour) &&
-		quantityIn(&s.MaxObjectSize, "1Ki", "") && quantityIn(&s.MemorySize, "1Mi", "64Gi") &&
+		quantityIn(s.MaxObjectSize, "1Ki", "") && quantityIn(s.MemorySize, "1Mi", "64Gi") &&
 		quantityIn(s.CPU, "10m", "64")
 }
 
@@ -325,4 +323,11 @@ func upstreamsPlausible(us []model.Upstream) bool {
 		seen[u.Pool] = true
 	}
 	return true
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
