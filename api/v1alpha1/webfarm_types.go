@@ -131,7 +131,9 @@ type Site struct {
 	Routes []Route `json:"routes,omitempty"`
 
 	// maxBandwidthBytesPerSecond limits the site's response bandwidth on each
-	// frontend replica (IIS MaxBandwidth). Unset means unlimited.
+	// frontend replica (IIS MaxBandwidth), in whole KiB/s (rounded down): each
+	// replica paces the site's responses together, apart from other sites.
+	// Unset means unlimited.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=1024
@@ -191,13 +193,18 @@ type Frontend struct {
 	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('1h'))",message="requestTimeout must be between 1s and 1h"
 	RequestTimeout Duration `json:"requestTimeout,omitempty"`
 
-	// keepAlive keeps client connections open between requests (HTTP keep-alive).
+	// keepAlive keeps client connections open between requests (HTTP
+	// keep-alive); false answers each request with "Connection: close" and
+	// closes the connection.
 	//
 	// +optional
 	// +default=true
 	KeepAlive *bool `json:"keepAlive,omitempty"`
 
-	// compression compresses text responses (gzip) for clients that accept it.
+	// compression compresses responses of text types (HTML, CSS, JavaScript,
+	// JSON, XML, SVG, plain text) of at least 256 bytes with brotli or gzip,
+	// as the client's Accept-Encoding prefers, with "Vary: Accept-Encoding".
+	// Responses already encoded are left alone.
 	//
 	// +optional
 	// +default=false

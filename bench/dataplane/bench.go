@@ -17,6 +17,7 @@ import (
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/testutil/localenvoy"
 )
 
 // route is one way from the client to the pool's files.
@@ -286,7 +287,7 @@ func startFrontend(ctx context.Context, o options, farm model.Farm, pool model.P
 		return nil, err
 	}
 	path := filepath.Join(dir, "envoy.json")
-	f, err := farmFrontend(farm, pool, v.settings, layout, envoyPorts{http: ports[0], status: ports[1], admin: ports[2]}, path)
+	f, err := farmFrontend(farm, pool, v.settings, layout, localenvoy.Ports{HTTP: ports[0], Status: ports[1], Admin: ports[2]}, path)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +315,7 @@ func startFrontend(ctx context.Context, o options, farm model.Farm, pool model.P
 
 // farmFrontend is the farm's rendered frontend with the settings applied,
 // on this host's ports.
-func farmFrontend(farm model.Farm, pool model.Pool, settings []setting, layout benchkit.PoolLayout, ports envoyPorts, configPath string) (*frontend, error) {
+func farmFrontend(farm model.Farm, pool model.Pool, settings []setting, layout benchkit.PoolLayout, ports localenvoy.Ports, configPath string) (*frontend, error) {
 	routing, err := envoy.FarmRouting(farm, map[string]model.Pool{pool.Name: pool}, farmBackends(layout.HTTPPort))
 	if err != nil {
 		return nil, err
@@ -323,7 +324,7 @@ func farmFrontend(farm model.Farm, pool model.Pool, settings []setting, layout b
 	if err != nil {
 		return nil, err
 	}
-	if err := localizeBootstrap(b, ports); err != nil {
+	if err := localenvoy.Localize(b, ports); err != nil {
 		return nil, err
 	}
 	args, err := renderedEnvoyArgs(farm, configPath)

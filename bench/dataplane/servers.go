@@ -32,11 +32,6 @@ func benchFarm() (model.Farm, error) {
 	return model.ResolveFarm(wf, model.Platform{XDSHost: "127.0.0.1", XDSPort: 18000})
 }
 
-// envoyPorts are the frontend's ports on this host.
-type envoyPorts struct {
-	http, status, admin int
-}
-
 // farmBackends is the farm's only pool with its one worker.
 func farmBackends(port int) envoy.Backends {
 	return envoy.Backends{envoy.PoolCluster(poolName): {{Address: "127.0.0.1", Port: uint32(port)}}}

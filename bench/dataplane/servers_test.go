@@ -12,6 +12,7 @@ import (
 	"webfarm.dev/operator/bench/internal/benchkit"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/testutil/localenvoy"
 )
 
 func benchFrontend(t *testing.T, list string) *frontend {
@@ -29,7 +30,7 @@ func benchFrontend(t *testing.T, list string) *frontend {
 		t.Fatal(err)
 	}
 	layout := benchkit.PoolLayout{HTTPPort: 41000, StatusPort: 41001, H2Port: 41002}
-	f, err := farmFrontend(farm, pool, settings, layout, envoyPorts{http: 41020, status: 41021, admin: 41022}, "/tmp/bench/envoy.json")
+	f, err := farmFrontend(farm, pool, settings, layout, localenvoy.Ports{HTTP: 41020, Status: 41021, Admin: 41022}, "/tmp/bench/envoy.json")
 	if err != nil {
 		t.Fatal(err)
 	}

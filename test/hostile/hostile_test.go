@@ -3,12 +3,15 @@ package hostile_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	bandwidthv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/bandwidth_limit/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -803,6 +806,41 @@ func hostileCases() []hostileCase {
 			name:      "a negative site bandwidth is refused",
 			manifests: []string{farm(`{sites: [{name: www, hosts: [www.example.com], maxBandwidthBytesPerSecond: -1, routes: [{appPool: web}]}]}`)},
 			refused:   []string{invalid("spec.sites[0].maxBandwidthBytesPerSecond", -1), "should be greater than or equal to 1024"},
+		},
+		{
+			name:      "a site bandwidth under 1 KiB/s is refused",
+			manifests: []string{farm(`{sites: [{name: www, hosts: [www.example.com], maxBandwidthBytesPerSecond: 1023, routes: [{appPool: web}]}]}`)},
+			refused:   []string{invalid("spec.sites[0].maxBandwidthBytesPerSecond", 1023), "should be greater than or equal to 1024"},
+		},
+		{
+			name:      "compression written as a string is refused",
+			manifests: []string{farm(`{frontend: {compression: "gzip; brotli"}, sites: [{name: www, hosts: [www.example.com], routes: [{appPool: web}]}]}`)},
+			refused:   []string{"spec.frontend.compression: Invalid value", "must be of type boolean"},
+		},
+		{
+			name: "bandwidth limits are each site's own, rounded down to whole KiB/s, with compression and keep-alive off",
+			manifests: []string{webPool, farm(`{frontend: {compression: true, keepAlive: false}, sites: [` +
+				`{name: slow, hosts: [slow.example.com], maxBandwidthBytesPerSecond: 2047, routes: [{appPool: web}]}, ` +
+				`{name: huge, hosts: [huge.example.com], maxBandwidthBytesPerSecond: 9223372036854775807, routes: [{appPool: web}]}, ` +
+				`{name: free, hosts: [free.example.com], routes: [{appPool: web}]}]}`)},
+			check: func(t *testing.T, _ string, r *rendered) {
+				got := map[string]uint64{}
+				for _, vh := range r.routing["farm"].Routes[0].VirtualHosts {
+					if a := vh.TypedPerFilterConfig["envoy.filters.http.bandwidth_limit"]; a != nil {
+						var limit bandwidthv3.BandwidthLimit
+						if err := a.UnmarshalTo(&limit); err != nil {
+							t.Fatal(err)
+						}
+						got[vh.Name] = limit.GetLimitKbps().GetValue()
+					}
+				}
+				if want := map[string]uint64{"slow": 1, "huge": math.MaxInt64 / 1024}; !maps.Equal(got, want) {
+					t.Errorf("KiB/s limits by site %v, want %v", got, want)
+				}
+				if !r.farms["farm"].Frontend.Compression || r.farms["farm"].Frontend.KeepAlive {
+					t.Errorf("frontend %+v, want compression on and keep-alive off", r.farms["farm"].Frontend)
+				}
+			},
 		},
 		{
 			name:      "more than 64 app arguments are refused",

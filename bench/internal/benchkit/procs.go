@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"webfarm.dev/operator/internal/devcluster"
+
+	"webfarm.dev/operator/internal/testutil"
 )
 
 // Niceness: every process of a benchmark yields the CPU to anything else
@@ -167,26 +168,8 @@ func Get(ctx context.Context, client *http.Client, url, host string, headers map
 	return resp.Header, nil
 }
 
-// FreePorts reserves n distinct loopback ports; they are released just before
-// the servers bind them.
-func FreePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	ports := make([]int, n)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return ports, nil
-}
+// FreePorts reserves n distinct loopback ports (testutil.FreePorts).
+func FreePorts(n int) ([]int, error) { return testutil.FreePorts(n) }
 
 // Binary is the named flag value, else the command on PATH, else bin/name;
 // install says how to get it.

@@ -32,19 +32,19 @@ func FuzzFarmRouting(f *testing.F) {
 	// request timeouts, frontend replicas, L4 rejection, the pools' max
 	// concurrent requests, queue length and timeout, pool state (0 running,
 	// 1 stopped, 2 idle and starting on demand, 3 idle), an endpoint's
-	// address and port.
+	// address and port, compression, keep-alive, the site's bandwidth limit.
 	f.Add("contoso", "web", "www", "contoso.example", "*.cdn.contoso.example", "/", "www", "/images.v2", "images", "static-content",
-		uint8(0), "", "", "", "", int32(2), false, int32(100), int32(1000), "", uint8(0), "10.244.0.12", uint16(8080))
+		uint8(0), "", "", "", "", int32(2), false, int32(100), int32(1000), "", uint8(0), "10.244.0.12", uint16(8080), true, false, int64(65536))
 	f.Add("contoso", "web", "shop", "shop.contoso.example", "", "/", "shop", "", "", "",
-		uint8(3), "CONTOSO_AFFINITY", "1h", "120s", "30s", int32(1), true, int32(5), int32(10), "5s", uint8(1), "10.244.0.21", uint16(8080))
+		uint8(3), "CONTOSO_AFFINITY", "1h", "120s", "30s", int32(1), true, int32(5), int32(10), "5s", uint8(1), "10.244.0.21", uint16(8080), false, true, int64(0))
 	// "/api/": the schema admits a trailing slash, which Envoy's segment
 	// match refused until the model trimmed it (a regression seed).
 	f.Add("f", "ns", "s", "a.example", "b.example", "/api/", "p", "/static", "q", "c",
-		uint8(1), "", "", "1s", "1h", int32(100), false, int32(100000), int32(65535), "1h", uint8(2), "fd00::1", uint16(80))
+		uint8(1), "", "", "1s", "1h", int32(100), false, int32(100000), int32(65535), "1h", uint8(2), "fd00::1", uint16(80), false, true, int64(0))
 	f.Add("f", "ns", "s", "a.example", "", "", "p", "", "", "",
-		uint8(2), "", "", "", "", int32(3), true, int32(1), int32(10), "100ms", uint8(3), "", uint16(0))
+		uint8(2), "", "", "", "", int32(3), true, int32(1), int32(10), "100ms", uint8(3), "", uint16(0), false, true, int64(0))
 	f.Add("f", "ns", "s", "a.example", "", "/..x/.y/~z_", "p", "/", "q", "",
-		uint8(3), "", "8760h", "", "", int32(0), false, int32(0), int32(0), "", uint8(0), "192.168.0.1", uint16(65535))
+		uint8(3), "", "8760h", "", "", int32(0), false, int32(0), int32(0), "", uint8(0), "192.168.0.1", uint16(65535), false, true, int64(0))
 	// One field hostile at a time: a refused field would hide the others.
 	hostile := []string{
 		"a\nb", "a;b", "a{b", "a}b", `a"b`, "a'b", "a$b", "a#b", "a\x00b", "a b", `a\b`,
@@ -53,22 +53,23 @@ func FuzzFarmRouting(f *testing.F) {
 		"type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua", strings.Repeat("a", 10000), "",
 	}
 	for _, h := range hostile {
-		f.Add(h, h, h, "a.example", "", "/", "p", "", "", "", uint8(0), "", "", "", "", int32(0), false, int32(0), int32(0), "", uint8(0), "10.0.0.1", uint16(80))
-		f.Add("f", "ns", "s", h, h, h, "p", "/"+h, "q", "", uint8(0), "", "", "", "", int32(0), false, int32(0), int32(0), "", uint8(0), "10.0.0.1", uint16(80))
-		f.Add("f", "ns", "s", "a.example", "", "/", h, "/x", h, h, uint8(0), "", "", "", "", int32(0), false, int32(0), int32(0), "", uint8(2), "10.0.0.1", uint16(80))
-		f.Add("f", "ns", "s", "a.example", "", "/", "p", "", "", "", uint8(3), h, h, "", "", int32(0), false, int32(0), int32(0), "", uint8(0), h, uint16(80))
-		f.Add("f", "ns", "s", "a.example", "", "/", "p", "", "", "", uint8(4), h, "", h, h, int32(0), false, int32(0), int32(0), h, uint8(0), "10.0.0.1", uint16(80))
+		f.Add(h, h, h, "a.example", "", "/", "p", "", "", "", uint8(0), "", "", "", "", int32(0), false, int32(0), int32(0), "", uint8(0), "10.0.0.1", uint16(80), false, true, int64(0))
+		f.Add("f", "ns", "s", h, h, h, "p", "/"+h, "q", "", uint8(0), "", "", "", "", int32(0), false, int32(0), int32(0), "", uint8(0), "10.0.0.1", uint16(80), false, true, int64(0))
+		f.Add("f", "ns", "s", "a.example", "", "/", h, "/x", h, h, uint8(0), "", "", "", "", int32(0), false, int32(0), int32(0), "", uint8(2), "10.0.0.1", uint16(80), false, true, int64(0))
+		f.Add("f", "ns", "s", "a.example", "", "/", "p", "", "", "", uint8(3), h, h, "", "", int32(0), false, int32(0), int32(0), "", uint8(0), h, uint16(80), false, true, int64(0))
+		f.Add("f", "ns", "s", "a.example", "", "/", "p", "", "", "", uint8(4), h, "", h, h, int32(0), false, int32(0), int32(0), h, uint8(0), "10.0.0.1", uint16(80), false, true, int64(0))
 	}
 	f.Add("f", "ns", "s", "a.example", "", "/", "p", "", "", "", uint8(3), "c", "2562047h", "2562047h", "1ns", int32(2147483647), true,
-		int32(2147483647), int32(2147483647), "2562047h", uint8(0), "255.255.255.255", uint16(65535))
+		int32(2147483647), int32(2147483647), "2562047h", uint8(0), "255.255.255.255", uint16(65535), true, true, int64(9223372036854775807))
 	f.Add("f", "ns", "s", "a.example", "", "/", "p", "", "", "", uint8(3), "c", "0s", "0s", "0s", int32(-2147483648), true,
-		int32(-2147483648), int32(-2147483648), "0s", uint8(1), "0.0.0.0", uint16(0))
+		int32(-2147483648), int32(-2147483648), "0s", uint8(1), "0.0.0.0", uint16(0), false, false, int64(-9223372036854775808))
 
 	f.Fuzz(func(t *testing.T, name, namespace, site, host1, host2, prefix1, pool1, prefix2, pool2, cachePolicy string,
 		affinity uint8, cookieName, cookieTTL, connTimeout, reqTimeout string, replicas int32, l4 bool,
-		maxConcurrent, queueLength int32, queueTimeout string, poolState uint8, address string, port uint16) {
+		maxConcurrent, queueLength int32, queueTimeout string, poolState uint8, address string, port uint16,
+		compression, keepAlive bool, bandwidth int64) {
 		wf := &v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
-		s := v1.Site{Name: site, Hosts: []v1.Hostname{v1.Hostname(host1)},
+		s := v1.Site{Name: site, Hosts: []v1.Hostname{v1.Hostname(host1)}, MaxBandwidthBytesPerSecond: bandwidth,
 			Routes: []v1.Route{{PathPrefix: v1.PathPrefix(prefix1), AppPool: v1.ObjectName(pool1), CachePolicy: v1.ObjectName(cachePolicy)}}}
 		if host2 != "" {
 			s.Hosts = append(s.Hosts, v1.Hostname(host2))
@@ -87,6 +88,7 @@ func FuzzFarmRouting(f *testing.F) {
 		wf.Spec.Frontend.ConnectionTimeout = v1.Duration(connTimeout)
 		wf.Spec.Frontend.RequestTimeout = v1.Duration(reqTimeout)
 		wf.Spec.Frontend.Replicas = replicas
+		wf.Spec.Frontend.Compression, wf.Spec.Frontend.KeepAlive = &compression, &keepAlive
 		if l4 {
 			wf.Spec.UnavailableResponse = v1.UnavailableL4
 		}
@@ -204,7 +206,7 @@ func apiAdmitsFarm(wf *v1.WebFarm) bool {
 	}
 	hosts := map[v1.Hostname]bool{}
 	for _, site := range s.Sites {
-		if !objectName(site.Name, 63) {
+		if !objectName(site.Name, 63) || site.MaxBandwidthBytesPerSecond != 0 && site.MaxBandwidthBytesPerSecond < 1024 {
 			return false
 		}
 		for _, h := range site.Hosts {

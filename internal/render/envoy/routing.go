@@ -167,6 +167,12 @@ func farmListener(f model.Farm, queueTimeouts bool) *listenerv3.Listener {
 	if queueTimeouts {
 		filters = append(filters, QueueTimeoutFilter())
 	}
+	if anyLimitedSite(f) {
+		filters = append(filters, bandwidthFilter())
+	}
+	if f.Frontend.Compression {
+		filters = append(filters, compressionFilters()...)
+	}
 	hcm := &hcmv3.HttpConnectionManager{
 		StatPrefix: "farm",
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
@@ -178,12 +184,10 @@ func farmListener(f model.Farm, queueTimeouts bool) *listenerv3.Listener {
 		// Host names match without a port ("shop.example:8080" is "shop.example").
 		StripPortMode: &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true},
 		// Route on the path as the pool will see it: no "..", no "//".
-		NormalizePath: wrapperspb.Bool(true),
-		MergeSlashes:  true,
-		CommonHttpProtocolOptions: &corev3.HttpProtocolOptions{
-			IdleTimeout: durationpb.New(f.Frontend.ConnectionTimeout),
-		},
-		LocalReplyConfig: localReplies(),
+		NormalizePath:             wrapperspb.Bool(true),
+		MergeSlashes:              true,
+		CommonHttpProtocolOptions: connectionOptions(f.Frontend),
+		LocalReplyConfig:          localReplies(),
 		HttpFilters: append(filters, &hcmv3.HttpFilter{
 			Name:       "envoy.filters.http.router",
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
@@ -209,6 +213,7 @@ func routeConfig(f model.Farm, pools map[string]model.Pool, b Backends) *routev3
 	rc := &routev3.RouteConfiguration{Name: RouteConfigName}
 	for _, s := range f.Sites {
 		vh := &routev3.VirtualHost{Name: s.Name, Domains: s.Hosts}
+		limitBandwidth(vh, s.MaxBandwidthBytesPerSecond)
 		for _, r := range s.Routes {
 			pool, known := pools[r.Pool]
 			if known && routedToActivator(f, pool, b) {

@@ -24,7 +24,7 @@ func contoso() model.Farm {
 				{PathPrefix: "/", Pool: "www"},
 			}},
 		},
-		Frontend:      model.Frontend{Replicas: 2, ConnectionTimeout: 120 * time.Second, RequestTimeout: 30 * time.Second},
+		Frontend:      model.Frontend{Replicas: 2, ConnectionTimeout: 120 * time.Second, RequestTimeout: 30 * time.Second, KeepAlive: true},
 		Pools:         []string{"images", "www"},
 		CachePolicies: []string{"static-content"},
 	}
@@ -87,6 +87,11 @@ func TestFarmRouting(t *testing.T) {
 				images.Idle = true
 				pools["images"] = images
 				b[PoolCluster("images")] = nil
+			}},
+		{"compression, keep-alive off and a site's bandwidth limit shape how the frontend delivers responses", "routing-delivery.json", contoso(), contosoBackends(), "", "",
+			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
+				f.Frontend.Compression, f.Frontend.KeepAlive = true, false
+				f.Sites[1].MaxBandwidthBytesPerSecond = 64 * 1024
 			}},
 		{"an idle pool that does not start on demand is answered 503 by the frontend", "routing-idle.json", contoso(), contosoBackends(), "", "",
 			func(f *model.Farm, pools map[string]model.Pool, b Backends) {

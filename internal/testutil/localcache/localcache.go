@@ -23,6 +23,7 @@ import (
 	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/nginx"
+	"webfarm.dev/operator/internal/testutil"
 )
 
 // Tier is a running cache tier.
@@ -93,7 +94,7 @@ func (t *Tier) start(nginxBin string, c model.Cache, now func() time.Time) error
 			return err
 		}
 	}
-	ports, err := freePorts(4)
+	ports, err := testutil.FreePorts(4)
 	if err != nil {
 		return err
 	}
@@ -254,23 +255,4 @@ func waitForTCP(address string) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var listeners []net.Listener
-	defer func() {
-		for _, l := range listeners {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
