@@ -270,7 +270,9 @@ type SessionAffinity struct {
 
 // AffinityCookieSpec names the affinity cookie and its lifetime.
 type AffinityCookieSpec struct {
-	// name of the cookie: letters, digits, '.', '_' or '-'.
+	// name of the cookie: letters, digits, '.', '_' or '-'. Each pool has a
+	// cookie of its own, named this, a dot and the pool's name (a route
+	// through a cache tier: this, ".cache." and the policy's name).
 	//
 	// +optional
 	// +default="WEBFARM_AFFINITY"

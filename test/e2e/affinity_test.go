@@ -92,12 +92,12 @@ func TestSessionAffinity(t *testing.T) {
 				return err
 			}
 			for _, c := range (&http.Response{Header: r.Header}).Cookies() {
-				if c.Name == "AFFINITY" {
+				if c.Name == "AFFINITY.web" {
 					cookie = c.Name + "=" + c.Value
 					return nil
 				}
 			}
-			return fmt.Errorf("no AFFINITY cookie in %v", r.Header)
+			return fmt.Errorf("no AFFINITY.web cookie in %v", r.Header)
 		})
 		sticky := func(n int) (string, error) {
 			worker := ""
@@ -153,7 +153,7 @@ func TestSessionAffinity(t *testing.T) {
 				t.Fatalf("while %s went away: %v", worker, err)
 			}
 			for _, c := range (&http.Response{Header: r.Header}).Cookies() {
-				if c.Name == "AFFINITY" {
+				if c.Name == "AFFINITY.web" {
 					cookie = c.Name + "=" + c.Value
 				}
 			}

@@ -4,8 +4,12 @@ package e2e
 
 import (
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +111,51 @@ spec:
 		if err != nil || r.Header.Get("X-Cache-Status") == "" {
 			t.Errorf("/images goes through the static-content cache tier: want an X-Cache-Status header, got %v %v", r.Header, err)
 		}
+	})
+
+	t.Run("a browser with one cookie jar keeps its www worker over 50 loads of a page and its image from the cache tier", func(t *testing.T) {
+		jar, err := cookiejar.New(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		browser := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+		load := func(path, want string) string {
+			t.Helper()
+			req, err := http.NewRequest(http.MethodGet, frontend+path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Host = "www.contoso.example"
+			resp, err := browser.Do(req)
+			if err != nil {
+				t.Fatalf("GET %s: %v", path, err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+				t.Fatalf("GET %s: %d %v, want 200 with %q", path, resp.StatusCode, err, want)
+			}
+			return resp.Header.Get("X-Webfarm-Worker")
+		}
+		first := ""
+		for i := range 50 {
+			www := load("/", wwwPage)
+			load("/images/logo.svg", logoFragment)
+			if i == 0 {
+				first = www
+			} else if www != first {
+				t.Fatalf("page load %d reached www worker %s, the first reached %s", i+1, www, first)
+			}
+		}
+		var names []string
+		for _, c := range jar.Cookies(mustParseURL(t, frontend)) {
+			names = append(names, c.Name)
+		}
+		slices.Sort(names)
+		if want := []string{"CONTOSO_AFFINITY.cache.static-content", "CONTOSO_AFFINITY.www"}; !slices.Equal(names, want) {
+			t.Errorf("cookies %v, want %v (one per pool and cache tier)", names, want)
+		}
+		t.Logf("50 page loads kept www worker %s; cookies %v", first, names)
 	})
 
 	t.Run("the operator's metrics count both Envoys connected over xDS and no rejected configuration", func(t *testing.T) {
@@ -226,4 +275,13 @@ spec:
 			return nil
 		})
 	})
+}
+
+func mustParseURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

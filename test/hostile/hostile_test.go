@@ -387,8 +387,8 @@ func hostileCases() []hostileCase {
 				if got := r.farms["farm"].Affinity.CookieName; got != strings.Repeat("._-_", 16) {
 					t.Errorf("cookie name %q", got)
 				}
-				if !strings.Contains(string(r.bootstrap["farm"]), `"name":"`+strings.Repeat("._-_", 16)+`"`) {
-					t.Errorf("the Envoy config does not name the cookie as written")
+				if !strings.Contains(string(r.bootstrap["farm"]), `"name":"`+strings.Repeat("._-_", 16)+`.web"`) {
+					t.Errorf("the Envoy config does not name the pool's cookie as written, with the pool's name")
 				}
 			},
 		},

@@ -10,6 +10,7 @@ import (
 	cookiestatev3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/stateful_session/cookie/v3"
 	httptypev3 "github.com/envoyproxy/go-control-plane/envoy/type/http/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"webfarm.dev/operator/internal/model"
@@ -21,8 +22,11 @@ const ClientNetworkHeader = "X-Webfarm-Client-Address"
 
 // affinityFilters are the HTTP filters that keep a client on one worker.
 //   - Cookie: Envoy's stateful session filter writes the chosen worker into
-//     the cookie and honours it while that worker exists (draining included);
-//     when it is gone the client gets another worker and a new cookie.
+//     a cookie and honours it while that worker exists (draining included);
+//     when it is gone the client gets another worker and a new cookie. Each
+//     pool and cache tier has a cookie of its own (routeAffinity), so a page
+//     from one pool and its images from another keep both workers; the
+//     filter itself keeps no cookie.
 //   - ClassC: the client's address goes into a header that the routes hash
 //     on its first three octets (the /24 network).
 //   - ClientIP hashes the connection's source address (no filter needed);
@@ -30,18 +34,9 @@ const ClientNetworkHeader = "X-Webfarm-Client-Address"
 func affinityFilters(a model.Affinity) []*hcmv3.HttpFilter {
 	switch a.Type {
 	case model.AffinityCookie:
-		cookie := &httptypev3.Cookie{Name: a.CookieName, Path: "/"}
-		if a.CookieTTL > 0 {
-			cookie.Ttl = durationpb.New(a.CookieTTL)
-		}
 		return []*hcmv3.HttpFilter{{
-			Name: "envoy.filters.http.stateful_session",
-			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&statefulsessionv3.StatefulSession{
-				SessionState: &corev3.TypedExtensionConfig{
-					Name:        "envoy.http.stateful_session.cookie",
-					TypedConfig: mustAny(&cookiestatev3.CookieBasedSessionState{Cookie: cookie}),
-				},
-			})},
+			Name:       statefulSessionFilter,
+			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&statefulsessionv3.StatefulSession{})},
 		}}
 	case model.AffinityClassC:
 		return []*hcmv3.HttpFilter{{
@@ -54,6 +49,38 @@ func affinityFilters(a model.Affinity) []*hcmv3.HttpFilter {
 		}}
 	}
 	return nil
+}
+
+const statefulSessionFilter = "envoy.filters.http.stateful_session"
+
+// AffinityCookie names the cookie that keeps a client on one worker of a
+// pool ("NAME.pool") or one pod of a cache tier ("NAME.cache.policy"): pool
+// names are DNS labels, without dots, so the two never meet.
+func AffinityCookie(a model.Affinity, pool, cachePolicy string) string {
+	if cachePolicy != "" {
+		return a.CookieName + ".cache." + cachePolicy
+	}
+	return a.CookieName + "." + pool
+}
+
+// routeAffinity is a route's own stateful session: the cookie of the pool
+// or cache tier the route goes to (nil without cookie affinity).
+func routeAffinity(a model.Affinity, r model.Route) map[string]*anypb.Any {
+	if a.Type != model.AffinityCookie {
+		return nil
+	}
+	cookie := &httptypev3.Cookie{Name: AffinityCookie(a, r.Pool, r.CachePolicy), Path: "/"}
+	if a.CookieTTL > 0 {
+		cookie.Ttl = durationpb.New(a.CookieTTL)
+	}
+	return map[string]*anypb.Any{statefulSessionFilter: mustAny(&statefulsessionv3.StatefulSessionPerRoute{
+		Override: &statefulsessionv3.StatefulSessionPerRoute_StatefulSession{StatefulSession: &statefulsessionv3.StatefulSession{
+			SessionState: &corev3.TypedExtensionConfig{
+				Name:        "envoy.http.stateful_session.cookie",
+				TypedConfig: mustAny(&cookiestatev3.CookieBasedSessionState{Cookie: cookie}),
+			},
+		}},
+	})}
 }
 
 // hashPolicy is what a route hashes on to pick a worker (nil: no hashing).

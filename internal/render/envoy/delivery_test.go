@@ -47,8 +47,9 @@ var (
 	}()
 )
 
-// worker runs nginx serving the files on a free loopback port.
-func worker(t *testing.T) int {
+// worker runs nginx serving the files on a free loopback port; it names
+// itself in the X-Worker header.
+func worker(t *testing.T, name string) int {
 	t.Helper()
 	dir := t.TempDir()
 	www := filepath.Join(dir, "www")
@@ -85,9 +86,10 @@ http {
     server {
         listen 127.0.0.1:%[3]d;
         root %[4]s;
+        add_header X-Worker %[5]s always;
     }
 }
-`, user, dir, ports[0], www)
+`, user, dir, ports[0], www, name)
 	path := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
@@ -117,23 +119,37 @@ http {
 // web.
 func frontend(t *testing.T, workerPort int, edit func(*v1.WebFarm)) *localenvoy.Frontend {
 	t.Helper()
-	wf := &v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Name: "contoso", Namespace: "web"}, Spec: v1.WebFarmSpec{Sites: []v1.Site{
+	wf := &v1.WebFarm{Spec: v1.WebFarmSpec{Sites: []v1.Site{
 		{Name: "www", Hosts: []v1.Hostname{"www.example"}, Routes: []v1.Route{{AppPool: "web"}}},
 		{Name: "downloads", Hosts: []v1.Hostname{"downloads.example"}, Routes: []v1.Route{{AppPool: "web"}}},
 	}}}
 	edit(wf)
+	return frontendFor(t, wf, map[string][]int{"web": {workerPort}})
+}
+
+// frontendFor runs the rendered frontend of farm wf, whose pools (serving
+// static content with the API's defaults) have these workers' ports.
+func frontendFor(t *testing.T, wf *v1.WebFarm, workers map[string][]int) *localenvoy.Frontend {
+	t.Helper()
+	wf.Name, wf.Namespace = "contoso", "web"
 	platform := model.Platform{XDSHost: "127.0.0.1", XDSPort: 18000}
 	farm, err := model.ResolveFarm(wf, platform)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool, err := model.ResolvePool(&v1.AppPool{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "web"},
-		Spec: v1.AppPoolSpec{Content: &v1.Content{ConfigMap: v1.ConfigMapContent{Name: "site"}}}}, platform)
-	if err != nil {
-		t.Fatal(err)
+	pools, backends := map[string]model.Pool{}, envoy.Backends{}
+	for name, ports := range workers {
+		pool, err := model.ResolvePool(&v1.AppPool{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "web"},
+			Spec: v1.AppPoolSpec{Content: &v1.Content{ConfigMap: v1.ConfigMapContent{Name: "site"}}}}, platform)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pools[name] = pool
+		for _, port := range ports {
+			backends[envoy.PoolCluster(name)] = append(backends[envoy.PoolCluster(name)], envoy.Endpoint{Address: "127.0.0.1", Port: uint32(port)})
+		}
 	}
-	routing, err := envoy.FarmRouting(farm, map[string]model.Pool{"web": pool},
-		envoy.Backends{envoy.PoolCluster("web"): {{Address: "127.0.0.1", Port: uint32(workerPort)}}})
+	routing, err := envoy.FarmRouting(farm, pools, backends)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +190,7 @@ func get(t *testing.T, url, host string, headers ...string) (*http.Response, []b
 }
 
 func TestCompressionServesTextAsTheClientAcceptsAndLeavesTheRestAlone(t *testing.T) {
-	fe := frontend(t, worker(t), func(wf *v1.WebFarm) { wf.Spec.Frontend.Compression = new(true) })
+	fe := frontend(t, worker(t, "w1"), func(wf *v1.WebFarm) { wf.Spec.Frontend.Compression = new(true) })
 	tests := []struct {
 		name, path, acceptEncoding, wantEncoding string
 	}{
@@ -218,7 +234,7 @@ func TestCompressionServesTextAsTheClientAcceptsAndLeavesTheRestAlone(t *testing
 }
 
 func TestWithoutKeepAliveEachRequestHasAConnectionOfItsOwn(t *testing.T) {
-	port := worker(t)
+	port := worker(t, "w1")
 	for _, tt := range []struct {
 		name      string
 		keepAlive bool
@@ -267,7 +283,7 @@ func TestWithoutKeepAliveEachRequestHasAConnectionOfItsOwn(t *testing.T) {
 
 func TestASitesBandwidthLimitPacesItsDownloadsAndNoOtherSite(t *testing.T) {
 	const limit = 64 * 1024
-	fe := frontend(t, worker(t), func(wf *v1.WebFarm) { wf.Spec.Sites[1].MaxBandwidthBytesPerSecond = limit })
+	fe := frontend(t, worker(t, "w1"), func(wf *v1.WebFarm) { wf.Spec.Sites[1].MaxBandwidthBytesPerSecond = limit })
 	timed := func(host string) time.Duration {
 		start := time.Now()
 		_, body := get(t, fe.URL+"/download.bin", host)

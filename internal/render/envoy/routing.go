@@ -273,7 +273,7 @@ func route(r model.Route, timeout time.Duration, affinity model.Affinity, retryC
 			Substitution: "/",
 		}
 	}
-	out := &routev3.Route{Match: match, Action: &routev3.Route_Route{Route: action}}
+	out := &routev3.Route{Match: match, Action: &routev3.Route_Route{Route: action}, TypedPerFilterConfig: routeAffinity(affinity, r)}
 	if r.CachePolicy != "" {
 		action.ClusterSpecifier = &routev3.RouteAction_Cluster{Cluster: CacheCluster(r.CachePolicy)}
 		out.RequestHeadersToAdd = append(out.RequestHeadersToAdd, setHeader(model.PoolHeader, r.Pool))

@@ -69,7 +69,7 @@ func TestFarmRouting(t *testing.T) {
 		{"a pool without endpoints has a cluster with no endpoints", "routing-no-endpoints.json", noEndpoints, nil, "", "", nil},
 		{"a stopped pool's routes are answered 503 by the frontend, the others still routed", "routing-stopped.json", contoso(), contosoBackends(), "images", "", nil},
 		{"in L4 mode a stopped pool's routes go to a listener that aborts the response", "routing-stopped-l4.json", l4, contosoBackends(), "images", "", nil},
-		{"cookie affinity adds the stateful session filter and lets sticky clients reach draining workers", "routing-cookie.json",
+		{"cookie affinity gives each pool and cache tier a cookie of its own and lets sticky clients reach draining workers", "routing-cookie.json",
 			withAffinity(model.Affinity{Type: model.AffinityCookie, CookieName: "CONTOSO_AFFINITY", CookieTTL: time.Hour}), contosoBackends(), "", "", nil},
 		{"client IP affinity hashes the source address onto a Maglev ring", "routing-client-ip.json",
 			withAffinity(model.Affinity{Type: model.AffinityClientIP}), contosoBackends(), "", "", nil},
