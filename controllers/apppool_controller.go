@@ -33,9 +33,12 @@ import (
 // nginx.conf ConfigMap, a Service and a PodDisruptionBudget.
 type AppPoolReconciler struct {
 	client.Client
-	Applier  *apply.Applier
-	Platform model.Platform
-	Recorder events.EventRecorder
+	// APIReader reads what the operator's cache does not hold: the
+	// ConfigMap or claim a pool's content names (nil: not checked).
+	APIReader client.Reader
+	Applier   *apply.Applier
+	Platform  model.Platform
+	Recorder  events.EventRecorder
 	// Failures are the recent worker failures, for rapid-fail protection.
 	Failures *health.Log
 	// CPU holds the CPU monitor's readings (nil: no monitor).
@@ -90,6 +93,21 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 	m, err := model.ResolvePool(pool, r.Platform)
 	if err != nil {
 		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, 0, nil
+	}
+	if r.APIReader != nil {
+		// No worker is made for content that is not there: it would wait in
+		// ContainerCreating, saying why only in its pod's events.
+		missing, err := missingContent(ctx, r.Client, r.APIReader, pool, m)
+		if err != nil {
+			v, err := failed(err)
+			return v, 0, err
+		}
+		if missing != "" {
+			if pool.Status.Phase == "" {
+				pool.Status.Phase = v1.PoolPending
+			}
+			return verdict{Reason: v1.ReasonInvalidReference, Message: missing}, missingReferenceRecheck, nil
+		}
 	}
 	// Rapid-fail protection may stop the pool (or restart it): resolve again
 	// from the phase it decided, which sets the workers to none or back.

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -46,9 +48,18 @@ func webFarm(ns, name string) *v1.WebFarm {
 	}
 }
 
+// create creates the objects, and first the content ConfigMap each AppPool
+// names (a pool waits for its content).
 func create(t *testing.T, objs ...client.Object) {
 	t.Helper()
 	for _, o := range objs {
+		if p, ok := o.(*v1.AppPool); ok && p.Spec.Content != nil && p.Spec.Content.ConfigMap.Name != "" {
+			content := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: string(p.Spec.Content.ConfigMap.Name)},
+				Data: map[string]string{"index.html": "ok\n"}}
+			if err := k8sClient.Create(context.Background(), content); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatalf("creating the content of AppPool %s: %v", p.Name, err)
+			}
+		}
 		if err := k8sClient.Create(context.Background(), o); err != nil {
 			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
 		}

@@ -169,7 +169,7 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 	if opts.FrontendStatsInterval > 0 {
 		activity = &Activity{}
 	}
-	if err := (&AppPoolReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder,
+	if err := (&AppPoolReconciler{Client: c, APIReader: mgr.GetAPIReader(), Applier: applier, Platform: platform, Recorder: recorder,
 		Failures: failures, CPU: readings, Events: poolEvents, Scaling: decisions, Activity: activity}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}

@@ -254,6 +254,11 @@ func runOperatorPhase(ctx context.Context, o options, rep *report) (err error) {
 	}
 	defer obs.stop()
 
+	for _, content := range o.w.contents(o.operatorNS) {
+		if err := c.Create(ctx, content); err != nil {
+			return fmt.Errorf("creating the pools' content %s: %w", content.Name, err)
+		}
+	}
 	apiBefore, _ := scrapeAPIServer(ctx, cp.config, "")
 	cpuBefore := takeCPU(procs)
 	parents := o.w.parents(o.operatorNS)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -45,6 +46,7 @@ func (w workload) childCount() int { return 4*w.poolCount() + 4*w.farms + 3*w.fa
 func farmName(f int) string    { return fmt.Sprintf("farm-%03d", f) }
 func poolName(f, p int) string { return fmt.Sprintf("f%03d-p%03d", f, p) }
 func policyName(f int) string  { return fmt.Sprintf("f%03d-cache", f) }
+func contentName(f int) string { return fmt.Sprintf("f%03d-content", f) }
 
 // pools are the AppPools: nginx workers serving static files from a ConfigMap.
 func (w workload) pools(ns string) []*v1.AppPool {
@@ -54,7 +56,7 @@ func (w workload) pools(ns string) []*v1.AppPool {
 			out = append(out, &v1.AppPool{
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: poolName(f, p)},
 				Spec: v1.AppPoolSpec{
-					Content: &v1.Content{ConfigMap: v1.ConfigMapContent{Name: v1.ObjectName(poolName(f, p) + "-files")}},
+					Content: &v1.Content{ConfigMap: v1.ConfigMapContent{Name: v1.ObjectName(contentName(f))}},
 				},
 			})
 		}
@@ -90,6 +92,18 @@ func (w workload) webFarms(ns string) []*v1.WebFarm {
 			farm.Spec.Sites = append(farm.Spec.Sites, site)
 		}
 		out = append(out, farm)
+	}
+	return out
+}
+
+// contents are the users' ConfigMaps the pools serve: one per farm, which
+// its pools share. They exist before the run starts (a pool waits for its
+// content), as a site's content does before its pool is made.
+func (w workload) contents(ns string) []*corev1.ConfigMap {
+	var out []*corev1.ConfigMap
+	for f := range w.farms {
+		out = append(out, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: contentName(f)},
+			Data: map[string]string{"index.html": "farm " + farmName(f) + "\n"}})
 	}
 	return out
 }
