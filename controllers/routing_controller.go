@@ -73,12 +73,12 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	var slices discoveryv1.EndpointSliceList
-	if err := r.Client.List(ctx, &slices, client.InNamespace(f.Namespace),
+	var endpointSlices discoveryv1.EndpointSliceList
+	if err := r.Client.List(ctx, &endpointSlices, client.InNamespace(f.Namespace),
 		client.MatchingLabels{k8s.LabelManagedBy: k8s.ManagedBy}); err != nil {
 		return ctrl.Result{}, err
 	}
-	routing, err := envoy.FarmRouting(f, pools, backendsOf(slices.Items))
+	routing, err := envoy.FarmRouting(f, pools, backendsOf(endpointSlices.Items))
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -195,9 +195,9 @@ func (r *RoutingReconciler) poolsOf(ctx context.Context, f model.Farm) (map[stri
 // backendsOf turns the EndpointSlices of the operator's Services (which carry
 // their Service's component and instance labels) into each cluster's
 // endpoints: ready ones take requests, terminating ones that still serve drain.
-func backendsOf(slices []discoveryv1.EndpointSlice) envoy.Backends {
+func backendsOf(endpointSlices []discoveryv1.EndpointSlice) envoy.Backends {
 	b := envoy.Backends{}
-	for _, s := range slices {
+	for _, s := range endpointSlices {
 		var cluster string
 		switch s.Labels[k8s.LabelComponent] {
 		case k8s.ComponentPool:

@@ -60,7 +60,11 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer cp.Stop()
+	defer func() {
+		if err := cp.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the test control plane:", err)
+		}
+	}()
 	cfg = cp.Config
 	kubeconfig, err := cp.KubeConfig()
 	if err != nil {

@@ -391,11 +391,11 @@ func clientConfig(cfg *rest.Config, o options) *rest.Config {
 
 // machine describes the host the benchmark ran on.
 func machine() string {
-	model := ""
+	cpuModel := ""
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				model = strings.TrimSpace(v)
+				cpuModel = strings.TrimSpace(v)
 				break
 			}
 		}
@@ -411,5 +411,5 @@ func machine() string {
 			}
 		}
 	}
-	return fmt.Sprintf("%d CPUs (%s)%s, %s/%s, %s", runtime.NumCPU(), model, mem, runtime.GOOS, runtime.GOARCH, runtime.Version())
+	return fmt.Sprintf("%d CPUs (%s)%s, %s/%s, %s", runtime.NumCPU(), cpuModel, mem, runtime.GOOS, runtime.GOARCH, runtime.Version())
 }

@@ -66,8 +66,8 @@ func statusBytes(pid int, key string) (int64, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, key+":"); ok {
-			fields := strings.Fields(rest) // "123456 kB"
+		if value, ok := strings.CutPrefix(line, key+":"); ok {
+			fields := strings.Fields(value) // "123456 kB"
 			if len(fields) != 2 || fields[1] != "kB" {
 				return 0, fmt.Errorf("unexpected %q in /proc/%d/status", line, pid)
 			}

@@ -197,7 +197,7 @@ func measureWorkload(ctx context.Context, o options, w workload, routes []*route
 	}
 	if o.warmup > 0 {
 		for i, r := range routes {
-			if _, _, err := o.client.Run(ctx, r.url, script, o.warmup); err != nil {
+			if _, _, err := o.Run(ctx, r.url, script, o.warmup); err != nil {
 				if err := failed(i, err); err != nil {
 					return res, fmt.Errorf("warming up %s: %w", r.name, err)
 				}

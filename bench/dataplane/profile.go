@@ -67,7 +67,7 @@ func profileRoute(ctx context.Context, o options, perf string, r *route, script,
 	if err := rec.Start(); err != nil {
 		return "", err
 	}
-	res, cpu, loadErr := o.client.Run(ctx, r.url, script, load)
+	res, cpu, loadErr := o.Run(ctx, r.url, script, load)
 	if err := rec.Wait(); err != nil {
 		return "", fmt.Errorf("perf record: %w: %s", err, strings.TrimSpace(recErr.String()))
 	}

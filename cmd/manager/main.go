@@ -104,7 +104,7 @@ func main() {
 	}
 	platform.ActivatorPort, platform.ActivationTimeout = int32(activatorPort), activationTimeout
 	// The frontends' service discovery reads the manager's cache, made below.
-	var frontends http.Handler = http.NotFoundHandler()
+	frontends := http.NotFoundHandler()
 	restConfig := ctrl.GetConfigOrDie()
 	restConfig.QPS, restConfig.Burst = float32(apiQPS), apiBurst
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{

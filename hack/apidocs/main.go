@@ -403,7 +403,7 @@ func ValidationText(s *apiextv1.JSONSchemaProps, required bool) string {
 	if s.MaxLength != nil {
 		v = append(v, fmt.Sprintf("maxLength %d", *s.MaxLength))
 	}
-	if s.Pattern != "" && !(s.XIntOrString && s.Pattern == quantityPattern) {
+	if s.Pattern != "" && (!s.XIntOrString || s.Pattern != quantityPattern) {
 		v = append(v, "pattern "+code(s.Pattern))
 	}
 	if s.MinItems != nil {

@@ -55,16 +55,21 @@ func main() {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	root, err := devcluster.RepoRoot()
-	if err == nil {
-		err = run(ctx, root, o, os.Stdout)
-	}
-	if err != nil {
+	if err := runUntilSignal(o); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
+}
+
+// runUntilSignal runs the demo until it ends or Ctrl-C (or SIGTERM) stops it.
+func runUntilSignal(o options) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root, err := devcluster.RepoRoot()
+	if err != nil {
+		return err
+	}
+	return run(ctx, root, o, os.Stdout)
 }
 
 var samples = []string{"webfarm/contoso", "apppool/www", "apppool/images", "cachepolicy/static-content"}

@@ -47,7 +47,7 @@ func isEntry(name string) bool {
 }
 
 // usage is the number of entries and the memory their files take.
-func (s *store) usage() (objects, bytes int64) {
+func (s *store) usage() (objects, size int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return int64(len(s.entries)), s.used

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -202,7 +203,7 @@ func TestRequestsFartherApartThanTheHitPeriodAreNotFrequent(t *testing.T) {
 	clock = clock.Add(c.FrequentHitPeriod + time.Second)
 	mu.Unlock()
 	then := cacheStatuses(t, tier, 3, "/sparse.png")
-	got := append(first, then...)
+	got := slices.Concat(first, then)
 	want := []string{"MISS", "MISS", "MISS", "HIT"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("cache statuses %v, want %v: the second request came after the period and starts the count afresh", got, want)

@@ -117,11 +117,10 @@ func (l *Log) Add(pool string, f Failure) {
 	if l.failures == nil {
 		l.failures = map[string][]Failure{}
 	}
-	fs := append(l.failures[pool], f)
-	if len(fs) > maxKept {
-		fs = fs[len(fs)-maxKept:]
+	l.failures[pool] = append(l.failures[pool], f)
+	if fs := l.failures[pool]; len(fs) > maxKept {
+		l.failures[pool] = fs[len(fs)-maxKept:]
 	}
-	l.failures[pool] = fs
 }
 
 // Recent returns a pool's failures in (now - interval, now], oldest first,

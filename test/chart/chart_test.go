@@ -453,11 +453,11 @@ func installAndReconcile(t *testing.T, watch []string, auditLog string, helmArgs
 	t.Cleanup(func() { cancel(); <-done })
 
 	pool := &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "www"}, Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "shop:1", Port: 3000}}}
-	policy := &v1.CachePolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "static"}}
+	cachePolicy := &v1.CachePolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "static"}}
 	farm := &v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}, Spec: v1.WebFarmSpec{Sites: []v1.Site{
 		{Name: "www", Hosts: []v1.Hostname{"shop.example"}, Routes: []v1.Route{{PathPrefix: "/", AppPool: "www", CachePolicy: "static"}, {PathPrefix: "/missing", AppPool: "gone"}}},
 	}}}
-	for _, o := range []client.Object{pool, policy, farm} {
+	for _, o := range []client.Object{pool, cachePolicy, farm} {
 		if err := admin.Create(context.Background(), o); err != nil {
 			t.Fatal(err)
 		}
