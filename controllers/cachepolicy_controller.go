@@ -9,10 +9,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,6 +50,7 @@ type CachePolicyReconciler struct {
 // +kubebuilder:rbac:groups=webfarm.dev,resources=cachepolicies/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=delete
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=delete
 
 // Reconcile brings one CachePolicy's cache tier to the desired state and reports it.
 func (r *CachePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -197,13 +200,16 @@ func (r *CachePolicyReconciler) applyCacheTier(ctx context.Context, m model.Cach
 	if _, err := apply.Apply(ctx, r.Applier, &corev1.Service{}, objs.Service, corev1ac.ExtractService); err != nil {
 		return nil, err
 	}
+	if _, err := apply.Apply(ctx, r.Applier, &policyv1.PodDisruptionBudget{}, objs.PodDisruptionBudget, policyv1ac.ExtractPodDisruptionBudget); err != nil {
+		return nil, err
+	}
 	return applyDeployment(ctx, r.Applier, objs.Deployment)
 }
 
 // removeCacheTier deletes the cache tier of a policy that no route uses any more.
 func (r *CachePolicyReconciler) removeCacheTier(ctx context.Context, policy *v1.CachePolicy) error {
 	name := k8s.CacheName(policy.Name)
-	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ConfigMap{}} {
+	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ConfigMap{}, &policyv1.PodDisruptionBudget{}} {
 		err := r.Get(ctx, client.ObjectKey{Namespace: policy.Namespace, Name: name}, obj)
 		if apierrors.IsNotFound(err) {
 			continue
@@ -229,6 +235,7 @@ func (r *CachePolicyReconciler) SetupWithManager(mgr ctrl.Manager, opts Controll
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
 		Watches(&v1.WebFarm{}, handler.EnqueueRequestsFromMapFunc(policiesOfFarm), routesChanged).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.policiesInFrontOfPool)).
 		// A pool's rollout ends: its new content may need a purge.

@@ -36,6 +36,7 @@ func TestAFarmWithPoolsAndACachePolicyGetsEveryChildOwnedByItsParent(t *testing.
 		{"the farm's bootstrap ConfigMap", &corev1.ConfigMap{}, "web-frontend", farm},
 		{"the farm's Service", &corev1.Service{}, "web-frontend", farm},
 		{"the farm's ServiceAccount", &corev1.ServiceAccount{}, "web-frontend", farm},
+		{"the farm's disruption budget", &policyv1.PodDisruptionBudget{}, "web-frontend", farm},
 		{"the pool's nginx Deployment", &appsv1.Deployment{}, "shop-pool", shop},
 		{"the pool's nginx.conf", &corev1.ConfigMap{}, "shop-pool", shop},
 		{"the pool's Service", &corev1.Service{}, "shop-pool", shop},
@@ -44,6 +45,7 @@ func TestAFarmWithPoolsAndACachePolicyGetsEveryChildOwnedByItsParent(t *testing.
 		{"the cache tier's Deployment", &appsv1.Deployment{}, "static-cache", static},
 		{"the cache tier's nginx.conf", &corev1.ConfigMap{}, "static-cache", static},
 		{"the cache tier's Service", &corev1.Service{}, "static-cache", static},
+		{"the cache tier's disruption budget", &policyv1.PodDisruptionBudget{}, "static-cache", static},
 	}
 	for _, c := range children {
 		t.Run(c.name+" exists with a controller reference to its parent", func(t *testing.T) {

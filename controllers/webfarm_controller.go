@@ -7,10 +7,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -152,6 +154,9 @@ func (r *WebFarmReconciler) applyChildren(ctx context.Context, m model.Farm) (*a
 	if _, err := apply.Apply(ctx, r.Applier, &corev1.Service{}, objs.Service, corev1ac.ExtractService); err != nil {
 		return nil, err
 	}
+	if _, err := apply.Apply(ctx, r.Applier, &policyv1.PodDisruptionBudget{}, objs.PodDisruptionBudget, policyv1ac.ExtractPodDisruptionBudget); err != nil {
+		return nil, err
+	}
 	return applyDeployment(ctx, r.Applier, objs.Deployment)
 }
 
@@ -181,6 +186,7 @@ func (r *WebFarmReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOp
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ServiceAccount{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
 		Watches(&v1.AppPool{}, enqueueBatched(r.farmsUsing(indexFarmPools)), poolReadinessChanged).
 		Watches(&v1.CachePolicy{}, handler.EnqueueRequestsFromMapFunc(r.farmsUsing(indexFarmPolicies)), existenceChanged).
 		WithOptions(opts.controller()).

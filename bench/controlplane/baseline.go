@@ -110,7 +110,7 @@ func runBaseline(ctx context.Context, cfg *rest.Config, w workload, ns string, q
 		if i == len(pools) {
 			res.frontendHash = objs.Deployment.Spec.Template.Annotations[k8s.ConfigHashKey]
 		}
-		return applyAll(ctx, objs.ServiceAccount, objs.ConfigMap, objs.Service, objs.Deployment)
+		return applyAll(ctx, objs.ServiceAccount, objs.ConfigMap, objs.Service, objs.PodDisruptionBudget, objs.Deployment)
 	})
 	if err != nil {
 		return res, err
@@ -134,7 +134,7 @@ func runBaseline(ctx context.Context, cfg *rest.Config, w workload, ns string, q
 			return err
 		}
 		objs := k8s.Cache(m, conf, agentConf)
-		return applyAll(ctx, objs.ConfigMap, objs.Service, objs.Deployment)
+		return applyAll(ctx, objs.ConfigMap, objs.Service, objs.PodDisruptionBudget, objs.Deployment)
 	})
 	res.wall = time.Since(start)
 	res.applied = applied

@@ -39,9 +39,9 @@ func (w workload) validate() error {
 func (w workload) poolCount() int { return w.farms * w.poolsPerFarm }
 func (w workload) hostCount() int { return w.farms * w.poolsPerFarm * w.hostsPerSite }
 
-// Child objects the operator makes: 4 per pool, 4 per farm (frontend), 3 per
+// Child objects the operator makes: 4 per pool, 5 per farm (frontend), 4 per
 // referenced cache policy.
-func (w workload) childCount() int { return 4*w.poolCount() + 4*w.farms + 3*w.farms }
+func (w workload) childCount() int { return 4*w.poolCount() + 5*w.farms + 4*w.farms }
 
 func farmName(f int) string    { return fmt.Sprintf("farm-%03d", f) }
 func poolName(f, p int) string { return fmt.Sprintf("f%03d-p%03d", f, p) }

@@ -264,6 +264,7 @@ func TestTheChartInstallsAndItsRBACIsEnoughForTheOperator(t *testing.T) {
 		"/services:get":                                    "Services are read through the cache",
 		"/configmaps:delete":                               "a cache tier that no route names any more is removed (10 s after)",
 		"/services:delete":                                 "as configmaps:delete",
+		"policy/poddisruptionbudgets:delete":               "as configmaps:delete",
 		"apps/deployments:delete":                          "as configmaps:delete",
 		"apps/deployments:get":                             "Deployments are read through the cache",
 		"/serviceaccounts:get":                             "read through the cache",

@@ -181,7 +181,7 @@ func renderNamespace(t *testing.T, api client.Client, ns string) *rendered {
 		checkAgentConfig(t, cp.Name, agent, c.Upstreams)
 		testutil.NginxCheck(t, conf)
 		objs := k8srender.Cache(c, conf, agent)
-		r.applyChildren("CachePolicy "+cp.Name, objs.ConfigMap, objs.Service, objs.Deployment)
+		r.applyChildren("CachePolicy "+cp.Name, objs.ConfigMap, objs.Service, objs.Deployment, objs.PodDisruptionBudget)
 		r.caches[cp.Name], r.cacheConf[cp.Name], r.agentConf[cp.Name] = c, conf, agent
 	}
 
@@ -201,7 +201,7 @@ func renderNamespace(t *testing.T, api client.Client, ns string) *rendered {
 			continue
 		}
 		objs := k8srender.Frontend(f, raw)
-		r.applyChildren("WebFarm "+wf.Name, objs.ServiceAccount, objs.ConfigMap, objs.Service, objs.Deployment)
+		r.applyChildren("WebFarm "+wf.Name, objs.ServiceAccount, objs.ConfigMap, objs.Service, objs.Deployment, objs.PodDisruptionBudget)
 
 		// The routing controller: the farm's pools that exist and resolve,
 		// each existing pool's and cache tier's workers as endpoints.

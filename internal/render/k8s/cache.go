@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 
 	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/model"
@@ -15,9 +16,10 @@ import (
 
 // CacheObjects are the children of a CachePolicy that routes use.
 type CacheObjects struct {
-	ConfigMap  *corev1ac.ConfigMapApplyConfiguration
-	Service    *corev1ac.ServiceApplyConfiguration
-	Deployment *appsv1ac.DeploymentApplyConfiguration
+	ConfigMap           *corev1ac.ConfigMapApplyConfiguration
+	Service             *corev1ac.ServiceApplyConfiguration
+	Deployment          *appsv1ac.DeploymentApplyConfiguration
+	PodDisruptionBudget *policyv1ac.PodDisruptionBudgetApplyConfiguration
 }
 
 // cacheOverheadBytes is the memory a cache pod's nginx needs besides its
@@ -51,6 +53,7 @@ func Cache(cache model.Cache, nginxConf, agentConf string) CacheObjects {
 	worker := nginxContainer(cache.Platform.Images, cache.CPUMilli, volumeBytes+cacheOverheadBytes).
 		WithReadinessProbe(tcpProbe("http", 5*time.Second, time.Second, 3)).
 		WithLivenessProbe(tcpProbe("status", 10*time.Second, 2*time.Second, 3)).
+		WithLifecycle(drainPause(drainSeconds)).
 		WithVolumeMounts(corev1ac.VolumeMount().WithName(cacheVolume).WithMountPath(nginx.CacheDir))
 	images := cache.Platform.Images
 	agent := corev1ac.Container().WithName("agent").
@@ -61,6 +64,8 @@ func Cache(cache model.Cache, nginxConf, agentConf string) CacheObjects {
 		WithLivenessProbe(httpProbe(cacheagent.HealthPath, "agent", 10*time.Second, 2*time.Second, 3)).
 		WithResources(resources(agentCPUMilli(cache.CPUMilli), agentMemoryBytes)).
 		WithSecurityContext(restrictedContainer()).
+		// The agent serves nginx's misses until nginx stops.
+		WithLifecycle(drainPause(drainSeconds)).
 		WithVolumeMounts(
 			corev1ac.VolumeMount().WithName(configVolume).WithMountPath(nginx.ConfigDir).WithReadOnly(true),
 			corev1ac.VolumeMount().WithName(tmpVolume).WithMountPath(nginx.TmpDir),
@@ -72,8 +77,9 @@ func Cache(cache model.Cache, nginxConf, agentConf string) CacheObjects {
 		WithSizeLimit(*resource.NewQuantity(volumeBytes, resource.BinarySI)))
 	pod := corev1ac.PodSpec().WithContainers(worker, agent).WithVolumes(configMapVolume(name), tmpVolumeSource(), memory)
 	return CacheObjects{
-		ConfigMap:  c.configMap(map[string]string{NginxConfigKey: nginxConf, nginx.AgentConfigFile: agentConf}),
-		Service:    c.service(corev1.ServiceTypeClusterIP, 80, 0),
-		Deployment: c.deployment(&cache.Replicas, ConfigHash(nginxConf, nginx.AgentConfigFile, agentConf), pod),
+		ConfigMap:           c.configMap(map[string]string{NginxConfigKey: nginxConf, nginx.AgentConfigFile: agentConf}),
+		Service:             c.service(corev1.ServiceTypeClusterIP, 80, 0),
+		Deployment:          c.deployment(&cache.Replicas, ConfigHash(nginxConf, nginx.AgentConfigFile, agentConf), pod),
+		PodDisruptionBudget: c.podDisruptionBudget(),
 	}
 }

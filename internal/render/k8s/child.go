@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 )
 
 // children builds the objects one custom resource owns: they share a name,
@@ -15,6 +16,21 @@ type children struct {
 	name      string // the children's name
 	namespace string
 	owner     Owner
+}
+
+// podDisruptionBudget lets a voluntary disruption (a node drain) take one of
+// the pods at a time, so the rest keep serving.
+func (c children) podDisruptionBudget() *policyv1ac.PodDisruptionBudgetApplyConfiguration {
+	return objectMeta(policyv1ac.PodDisruptionBudget(c.name, c.namespace), c.component, c.instance, c.owner).
+		WithSpec(policyv1ac.PodDisruptionBudgetSpec().
+			WithMaxUnavailable(intstr.FromInt32(1)).
+			WithSelector(selector(c.component, c.instance)))
+}
+
+// drainPause keeps a leaving pod serving while the Service's endpoints and
+// the frontends forget it: the container is stopped only after it.
+func drainPause(seconds int64) *corev1ac.LifecycleApplyConfiguration {
+	return corev1ac.Lifecycle().WithPreStop(corev1ac.LifecycleHandler().WithSleep(corev1ac.SleepAction().WithSeconds(seconds)))
 }
 
 func (c children) configMap(data map[string]string) *corev1ac.ConfigMapApplyConfiguration {

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
@@ -20,10 +21,11 @@ const envoyConfigDir = "/etc/envoy"
 
 // FrontendObjects are the children of a WebFarm.
 type FrontendObjects struct {
-	ServiceAccount *corev1ac.ServiceAccountApplyConfiguration
-	ConfigMap      *corev1ac.ConfigMapApplyConfiguration
-	Service        *corev1ac.ServiceApplyConfiguration
-	Deployment     *appsv1ac.DeploymentApplyConfiguration
+	ServiceAccount      *corev1ac.ServiceAccountApplyConfiguration
+	ConfigMap           *corev1ac.ConfigMapApplyConfiguration
+	Service             *corev1ac.ServiceApplyConfiguration
+	Deployment          *appsv1ac.DeploymentApplyConfiguration
+	PodDisruptionBudget *policyv1ac.PodDisruptionBudgetApplyConfiguration
 }
 
 // Frontend builds the Envoy frontend of a farm around its rendered bootstrap.
@@ -54,6 +56,9 @@ func Frontend(f model.Farm, bootstrap []byte) FrontendObjects {
 		WithReadinessProbe(httpProbe(envoy.ReadyPath, "status", 5*time.Second, time.Second, 3)).
 		WithResources(resources(fe.CPUMilli, fe.MemoryBytes)).
 		WithSecurityContext(restrictedContainer()).
+		// A leaving frontend keeps accepting until its Service's endpoints
+		// and every node's rules have forgotten it, then stops.
+		WithLifecycle(drainPause(drainSeconds)).
 		WithVolumeMounts(
 			corev1ac.VolumeMount().WithName(configVolume).WithMountPath(envoyConfigDir).WithReadOnly(true),
 			corev1ac.VolumeMount().WithName(tmpVolume).WithMountPath("/tmp"),
@@ -64,10 +69,11 @@ func Frontend(f model.Farm, bootstrap []byte) FrontendObjects {
 		WithContainers(container).
 		WithVolumes(configMapVolume(name), tmpVolumeSource())
 	return FrontendObjects{
-		ServiceAccount: c.serviceAccount(),
-		ConfigMap:      c.configMap(map[string]string{BootstrapKey: string(bootstrap)}),
-		Service:        c.service(corev1.ServiceType(fe.ServiceType), fe.Port, fe.NodePort),
-		Deployment:     c.deployment(&fe.Replicas, ConfigHash(string(bootstrap)), pod),
+		ServiceAccount:      c.serviceAccount(),
+		ConfigMap:           c.configMap(map[string]string{BootstrapKey: string(bootstrap)}),
+		Service:             c.service(corev1.ServiceType(fe.ServiceType), fe.Port, fe.NodePort),
+		Deployment:          c.deployment(&fe.Replicas, ConfigHash(string(bootstrap)), pod),
+		PodDisruptionBudget: c.podDisruptionBudget(),
 	}
 }
 

@@ -40,8 +40,7 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 	}
 	worker := nginxContainer(p.Platform.Images, nginxCPU, nginxMemory).
 		WithReadinessProbe(httpProbe(p.Health.Path, "http", p.Health.Interval, p.Health.Timeout, p.Health.FailureThreshold)).
-		WithLifecycle(corev1ac.Lifecycle().WithPreStop(corev1ac.LifecycleHandler().
-			WithSleep(corev1ac.SleepAction().WithSeconds(drainSeconds))))
+		WithLifecycle(drainPause(drainSeconds))
 	volumes := []*corev1ac.VolumeApplyConfiguration{configMapVolume(name), tmpVolumeSource()}
 	spec := corev1ac.PodSpec()
 
@@ -71,8 +70,7 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 			WithPorts(containerPort("app", a.Port)).
 			WithResources(resources(p.CPUMilli, p.MemoryBytes)).
 			WithSecurityContext(restrictedContainer()).
-			WithLifecycle(corev1ac.Lifecycle().WithPreStop(corev1ac.LifecycleHandler().
-				WithSleep(corev1ac.SleepAction().WithSeconds(appDrainSeconds)))).
+			WithLifecycle(drainPause(appDrainSeconds)).
 			WithVolumeMounts(corev1ac.VolumeMount().WithName(tmpVolume).WithMountPath("/tmp"))
 		if len(a.Args) > 0 {
 			app = app.WithArgs(a.Args...)
@@ -93,15 +91,11 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 	}
 	dep := c.deployment(p.Replicas, ConfigHash(hashed...), spec.WithContainers(containers...).WithVolumes(volumes...))
 
-	pdb := objectMeta(policyv1ac.PodDisruptionBudget(name, p.Namespace), ComponentPool, p.Name, owner).
-		WithSpec(policyv1ac.PodDisruptionBudgetSpec().
-			WithMaxUnavailable(intstr.FromInt32(1)).
-			WithSelector(selector(ComponentPool, p.Name)))
 	return PoolObjects{
 		ConfigMap:           c.configMap(files),
 		Service:             c.service(corev1.ServiceTypeClusterIP, 80, 0),
 		Deployment:          dep,
-		PodDisruptionBudget: pdb,
+		PodDisruptionBudget: c.podDisruptionBudget(),
 	}
 }
 
