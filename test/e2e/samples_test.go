@@ -148,7 +148,8 @@ spec:
 			}
 		}
 		var names []string
-		for _, c := range jar.Cookies(mustParseURL(t, frontend)) {
+		// The jar keeps a request's cookies under its Host, as a browser would.
+		for _, c := range jar.Cookies(mustParseURL(t, "http://www.contoso.example/")) {
 			names = append(names, c.Name)
 		}
 		slices.Sort(names)
