@@ -53,10 +53,10 @@ func affinityFilters(a model.Affinity) []*hcmv3.HttpFilter {
 
 const statefulSessionFilter = "envoy.filters.http.stateful_session"
 
-// AffinityCookie names the cookie that keeps a client on one worker of a
+// affinityCookie names the cookie that keeps a client on one worker of a
 // pool ("NAME.pool") or one pod of a cache tier ("NAME.cache.policy"): pool
 // names are DNS labels, without dots, so the two never meet.
-func AffinityCookie(a model.Affinity, pool, cachePolicy string) string {
+func affinityCookie(a model.Affinity, pool, cachePolicy string) string {
 	if cachePolicy != "" {
 		return a.CookieName + ".cache." + cachePolicy
 	}
@@ -69,7 +69,7 @@ func routeAffinity(a model.Affinity, r model.Route) map[string]*anypb.Any {
 	if a.Type != model.AffinityCookie {
 		return nil
 	}
-	cookie := &httptypev3.Cookie{Name: AffinityCookie(a, r.Pool, r.CachePolicy), Path: "/"}
+	cookie := &httptypev3.Cookie{Name: affinityCookie(a, r.Pool, r.CachePolicy), Path: "/"}
 	if a.CookieTTL > 0 {
 		cookie.Ttl = durationpb.New(a.CookieTTL)
 	}

@@ -22,14 +22,14 @@ import (
 // and per-site bandwidth limit (IIS HTTP compression, HTTP keep-alives and
 // MaxBandwidth).
 
-// MinCompressedBytes: a smaller response gains too little from compression
+// minCompressedBytes: a smaller response gains too little from compression
 // to pay for it.
-const MinCompressedBytes = 256
+const minCompressedBytes = 256
 
-// CompressedTypes are the content types the frontend compresses: text, and
+// compressedTypes are the content types the frontend compresses: text, and
 // the text formats of scripts, data and vector images. Images, archives and
 // video are compressed already.
-var CompressedTypes = []string{
+var compressedTypes = []string{
 	"text/html", "text/plain", "text/css", "text/xml", "text/javascript",
 	"application/javascript", "application/json", "application/xml",
 	"application/xhtml+xml", "image/svg+xml",
@@ -52,8 +52,8 @@ func compressor(filterName, library string, config proto.Message, first bool) *h
 		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&compressorv3.Compressor{
 			ResponseDirectionConfig: &compressorv3.Compressor_ResponseDirectionConfig{
 				CommonConfig: &compressorv3.Compressor_CommonDirectionConfig{
-					MinContentLength: wrapperspb.UInt32(MinCompressedBytes),
-					ContentType:      CompressedTypes,
+					MinContentLength: wrapperspb.UInt32(minCompressedBytes),
+					ContentType:      compressedTypes,
 				},
 			},
 			CompressorLibrary: &corev3.TypedExtensionConfig{Name: library, TypedConfig: mustAny(config)},
