@@ -76,6 +76,7 @@ func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 				r.CPU.Forget(req.String())
 			}
 			forgetPoolMetrics(req.Namespace, req.Name)
+			recordStartupBlocked("AppPool", req.Namespace, req.Name, "")
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -150,7 +151,12 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 		return *stopped, 0, nil
 	}
 	pool.Status.Phase = poolPhase(desired, ready)
-	return deploymentVerdict("workers", deployment), recheck, nil
+	v, err := observeWorkload(ctx, r.Client, "workers", deployment)
+	if err != nil {
+		v, err := failed(err)
+		return v, 0, err
+	}
+	return v, recheck, nil
 }
 
 // applyChildren renders the pool and applies its children; it returns the live
@@ -178,7 +184,8 @@ func (r *AppPoolReconciler) applyChildren(ctx context.Context, m model.Pool) (*a
 func (r *AppPoolReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOptions) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1.AppPool{}, specOrMetadataChanged).
-		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, workerFailureHandler{failures: r.Failures}))
+		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, workerFailureHandler{failures: r.Failures})).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, startupChangeHandler{component: k8s.ComponentPool}))
 	if r.Events != nil {
 		b = b.WatchesRawSource(source.Channel(r.Events, &handler.EnqueueRequestForObject{}))
 	}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
@@ -58,6 +59,7 @@ func (r *CachePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err := r.Get(ctx, req.NamespacedName, policy); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetCacheMetrics(req.Namespace, req.Name)
+			recordStartupBlocked("CachePolicy", req.Namespace, req.Name, "")
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -114,7 +116,10 @@ func (r *CachePolicyReconciler) reconcile(ctx context.Context, policy *v1.CacheP
 	}
 	desired, ready, _ := replicaCounts(cache)
 	policy.Status.Ready = readyCount(ready, desired)
-	v := deploymentVerdict("cache", cache)
+	v, err := observeWorkload(ctx, r.Client, "cache", cache)
+	if err != nil {
+		return failedAgain(err)
+	}
 	if len(unresolved) > 0 && v.Ready {
 		v = verdict{Ready: true, Degraded: true, Reason: v1.ReasonPoolsNotReady,
 			Message: "no Service yet for pools " + strings.Join(unresolved, ", ") + "; their cached routes answer 421"}
@@ -232,6 +237,7 @@ func (r *CachePolicyReconciler) removeCacheTier(ctx context.Context, policy *v1.
 func (r *CachePolicyReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOptions) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1.CachePolicy{}, specOrMetadataChanged).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, startupChangeHandler{component: k8s.ComponentCache})).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).

@@ -4,9 +4,11 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/startup"
 )
 
 // Small pure policies that decide readiness from observed state. Each returns
@@ -46,6 +48,31 @@ func deploymentVerdict(what string, d *appsv1.Deployment) verdict {
 	default:
 		return verdict{Ready: true, Reason: v1.ReasonAvailable, Message: fmt.Sprintf("%s: %d/%d replicas ready", what, ready, desired)}
 	}
+}
+
+// workloadVerdict is deploymentVerdict told why the pods that do not serve
+// do not start (startup.Find): with no pod ready the cause is the Ready
+// reason; with some serving the workload is Degraded by it, and an update
+// that cannot finish is RolloutStalled while the earlier pods serve.
+func workloadVerdict(what string, d *appsv1.Deployment, pods []corev1.Pod) verdict {
+	v := deploymentVerdict(what, d)
+	if v.Reason == v1.ReasonAvailable || v.Reason == v1.ReasonScaledToZero {
+		return v
+	}
+	b, found := startup.Find(d, pods)
+	if !found {
+		return v
+	}
+	if !v.Ready {
+		return verdict{Reason: b.Reason, Message: what + ": " + b.Message}
+	}
+	desired, ready, _ := replicaCounts(d)
+	if startup.RollingOut(d) {
+		return verdict{Ready: true, Degraded: true, Reason: v1.ReasonRolloutStalled, Message: fmt.Sprintf(
+			"%s: the update cannot finish, %s; %d/%d replicas ready keep serving", what, b.Message, ready, desired)}
+	}
+	return verdict{Ready: true, Degraded: true, Reason: b.Reason, Message: fmt.Sprintf(
+		"%s: %d/%d replicas ready; %s", what, ready, desired, b.Message)}
 }
 
 // poolPhase names where a pool stands from its workers' counts.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
@@ -65,9 +66,51 @@ func TestFarmVerdictNamesWhatAPersonMustFixFirst(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := farmVerdict(tt.refs, tt.front)
+			v := farmVerdict(tt.refs, deploymentVerdict("frontend", tt.front))
 			if v.Reason != tt.reason || !strings.Contains(v.Message, tt.message) {
 				t.Errorf("verdict %+v, want reason %s and a message with %q", v, tt.reason, tt.message)
+			}
+		})
+	}
+}
+
+func TestWorkloadVerdictSaysWhyPodsDoNotStart(t *testing.T) {
+	pending := func(name string) corev1.Pod {
+		p := corev1.Pod{}
+		p.Name = name
+		p.Status.Phase = corev1.PodPending
+		return p
+	}
+	unschedulable := pending("www-pool-b")
+	unschedulable.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+		Reason: corev1.PodReasonUnschedulable, Message: "0/1 nodes are available: 1 Insufficient cpu."}}
+	rollout := deployment(2, 2, 1, 4, 4)
+	rollout.Status.Replicas = 3
+	tests := []struct {
+		name     string
+		d        *appsv1.Deployment
+		pods     []corev1.Pod
+		ready    bool
+		degraded bool
+		reason   string
+		message  string
+	}{
+		{"no pod ready and one unschedulable is Unschedulable, not ready", deployment(1, 0, 1, 1, 1), []corev1.Pod{unschedulable}, false, false,
+			v1.ReasonUnschedulable, "workers: pod www-pool-b cannot be scheduled: 0/1 nodes are available: 1 Insufficient cpu."},
+		{"no pod ready and none blocked stays Progressing", deployment(1, 0, 1, 1, 1), []corev1.Pod{pending("www-pool-a")}, false, false,
+			v1.ReasonProgressing, "workers: 0/1 replicas ready"},
+		{"a scale-out whose new pod cannot be scheduled serves, degraded by the cause", deployment(3, 2, 3, 1, 1), []corev1.Pod{unschedulable}, true, true,
+			v1.ReasonUnschedulable, "workers: 2/3 replicas ready; pod www-pool-b cannot be scheduled"},
+		{"an update whose new pod cannot be scheduled is RolloutStalled while the old pods serve", rollout, []corev1.Pod{unschedulable}, true, true,
+			v1.ReasonRolloutStalled, "workers: the update cannot finish, pod www-pool-b cannot be scheduled: 0/1 nodes are available: 1 Insufficient cpu.; 2/2 replicas ready keep serving"},
+		{"every replica ready is Available whatever a stray pod says", deployment(2, 2, 2, 1, 1), []corev1.Pod{unschedulable}, true, false,
+			v1.ReasonAvailable, "workers: 2/2 replicas ready"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := workloadVerdict("workers", tt.d, tt.pods)
+			if v.Ready != tt.ready || v.Degraded != tt.degraded || v.Reason != tt.reason || !strings.Contains(v.Message, tt.message) {
+				t.Errorf("verdict %+v, want ready=%v degraded=%v reason=%s and a message with %q", v, tt.ready, tt.degraded, tt.reason, tt.message)
 			}
 		})
 	}

@@ -62,6 +62,31 @@ var warningReasons = map[string]bool{
 	v1.ReasonInvalidSpec: true, v1.ReasonInvalidReference: true, v1.ReasonApplyFailed: true, v1.ReasonRapidFailProtection: true,
 }
 
+// warningWorthy: the verdict is a problem a person must act on and new. A
+// cause of pods not starting is new when its reason is: the kubelet's words
+// change as it backs off, the cause does not.
+func warningWorthy(before, after []metav1.Condition, reason string) bool {
+	if startupReasons[reason] {
+		b, a := meta.FindStatusCondition(before, v1.ConditionReady), meta.FindStatusCondition(after, v1.ConditionReady)
+		return a != nil && (b == nil || b.Reason != a.Reason)
+	}
+	return warningReasons[reason] && reasonChanged(before, after, v1.ConditionReady)
+}
+
+// kindOf names a custom resource's kind, for metrics (a typed object read
+// from the cache carries no TypeMeta).
+func kindOf(obj client.Object) string {
+	switch obj.(type) {
+	case *v1.WebFarm:
+		return "WebFarm"
+	case *v1.AppPool:
+		return "AppPool"
+	case *v1.CachePolicy:
+		return "CachePolicy"
+	}
+	return obj.GetObjectKind().GroupVersionKind().Kind
+}
+
 // statusObject is a WebFarm, AppPool or CachePolicy.
 type statusObject interface {
 	client.Object
@@ -78,7 +103,8 @@ func finish[T statusObject](ctx context.Context, c client.Client, recorder event
 		obj.SetObservedGeneration(obj.GetGeneration())
 	}
 	setConditions(obj.StatusConditions(), obj.GetGeneration(), v)
-	if warningReasons[v.Reason] && reasonChanged(*before.StatusConditions(), *obj.StatusConditions(), v1.ConditionReady) {
+	recordStartupBlocked(kindOf(obj), obj.GetNamespace(), obj.GetName(), v.Reason)
+	if warningWorthy(*before.StatusConditions(), *obj.StatusConditions(), v.Reason) {
 		recorder.Eventf(obj, nil, corev1.EventTypeWarning, v.Reason, "Reconcile", "%s", v.Message)
 	}
 	if equality.Semantic.DeepEqual(before, obj) {

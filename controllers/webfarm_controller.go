@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
@@ -44,6 +45,9 @@ type WebFarmReconciler struct {
 func (r *WebFarmReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	farm := &v1.WebFarm{}
 	if err := r.Get(ctx, req.NamespacedName, farm); err != nil {
+		if apierrors.IsNotFound(err) {
+			recordStartupBlocked("WebFarm", req.Namespace, req.Name, "")
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := farm.DeepCopy()
@@ -75,7 +79,11 @@ func (r *WebFarmReconciler) reconcile(ctx context.Context, farm *v1.WebFarm) (ve
 	}
 	desired, ready, _ := replicaCounts(frontend)
 	farm.Status.FrontendReplicas = readyCount(ready, desired)
-	return farmVerdict(refs, frontend), nil
+	fv, err := observeWorkload(ctx, r.Client, "frontend", frontend)
+	if err != nil {
+		return failed(err)
+	}
+	return farmVerdict(refs, fv), nil
 }
 
 // references is what the farm's routes point at.
@@ -109,7 +117,7 @@ func (r *WebFarmReconciler) lookUpReferences(ctx context.Context, m model.Farm) 
 
 // farmVerdict decides a farm's readiness: references first (a person must fix
 // those), then the frontend, then the pools behind it.
-func farmVerdict(refs references, frontend *appsv1.Deployment) verdict {
+func farmVerdict(refs references, fv verdict) verdict {
 	var missing []string
 	if len(refs.missingPools) > 0 {
 		missing = append(missing, "AppPool "+quoteAll(refs.missingPools))
@@ -121,7 +129,6 @@ func farmVerdict(refs references, frontend *appsv1.Deployment) verdict {
 		return verdict{Reason: v1.ReasonInvalidReference,
 			Message: "routes name objects that do not exist in the namespace: " + strings.Join(missing, "; ") + "; their routes answer 503"}
 	}
-	fv := deploymentVerdict("frontend", frontend)
 	if !fv.Ready {
 		return fv
 	}
@@ -182,6 +189,7 @@ func applyDeployment(ctx context.Context, a *apply.Applier, desired *appsv1ac.De
 func (r *WebFarmReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOptions) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1.WebFarm{}, specOrMetadataChanged).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, startupChangeHandler{component: k8s.ComponentFrontend})).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).

@@ -142,6 +142,37 @@ type AppPoolSpec struct {
 	//
 	// +optional
 	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
+
+	// rollout is how an update replaces the pool's workers. The default
+	// starts a new worker before it stops an old one, which needs room on the
+	// nodes for one more worker; on nodes with no such room, maxSurge 0 and
+	// maxUnavailable 1 update the workers in place, one at a time.
+	//
+	// +optional
+	// +default={}
+	Rollout Rollout `json:"rollout,omitzero"`
+}
+
+// Rollout bounds how many workers a rolling update adds and stops at a time.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.maxSurge) ? self.maxSurge : 1) + (has(self.maxUnavailable) ? self.maxUnavailable : 0) >= 1",message="maxSurge and maxUnavailable cannot both be 0: the update could not start"
+type Rollout struct {
+	// maxSurge is how many workers above the pool's count an update may start.
+	//
+	// +optional
+	// +default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	MaxSurge *int32 `json:"maxSurge,omitempty"`
+
+	// maxUnavailable is how many workers an update may stop before their
+	// replacements are Ready.
+	//
+	// +optional
+	// +default=0
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	MaxUnavailable *int32 `json:"maxUnavailable,omitempty"`
 }
 
 // Content is where nginx's static files come from; exactly one source is set.
@@ -611,11 +642,11 @@ type AppPoolStatus struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Req/s",type=string,JSONPath=`.status.capacity.requestsPerSecond`
 // +kubebuilder:printcolumn:name="Mcycles/Req",type=string,JSONPath=`.status.capacity.megacyclesPerRequest`
 // +kubebuilder:printcolumn:name="Rejected",type=integer,JSONPath=`.status.queue.rejected`,priority=1
 // +kubebuilder:printcolumn:name="Timed Out",type=integer,JSONPath=`.status.queue.timedOut`,priority=1
-// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 50",message="an AppPool name may be at most 50 characters (its children add a suffix)"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="an AppPool name must be a DNS label (lowercase letters, digits and dashes, no dots): routes name it and its Service is named after it"

@@ -270,7 +270,7 @@ type PoolContent struct {
 // +kubebuilder:printcolumn:name="Hit %",type=string,JSONPath=`.status.hitPercent`
 // +kubebuilder:printcolumn:name="Objects",type=integer,JSONPath=`.status.objects`
 // +kubebuilder:printcolumn:name="Memory Used",type=string,JSONPath=`.status.memoryUsed`,priority=1
-// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 50",message="a CachePolicy name may be at most 50 characters (its children add a suffix)"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="a CachePolicy name must be a DNS label (lowercase letters, digits and dashes, no dots): routes name it and its Service is named after it"

@@ -65,6 +65,25 @@ const (
 	ReasonStartedOnDemand = "StartedOnDemand"
 	// ReasonWithinLimit: the pool's CPU is within its cpuLimit.
 	ReasonWithinLimit = "WithinLimit"
+
+	// Why generated pods do not start: the Ready reason (Degraded too while
+	// other pods serve), with the pod and the kubelet's or scheduler's words.
+
+	// ReasonImagePullFailed: an image of the pods cannot be pulled.
+	ReasonImagePullFailed = "ImagePullFailed"
+	// ReasonContainerCannotStart: a container cannot be created or started
+	// (bad configuration: a missing command, a refused security setting).
+	ReasonContainerCannotStart = "ContainerCannotStart"
+	// ReasonUnschedulable: the scheduler finds no node for a pod (not
+	// enough CPU or memory, or another reason it gives).
+	ReasonUnschedulable = "Unschedulable"
+	// ReasonPodCreateFailed: the API server refuses the pods (a quota, an
+	// admission policy).
+	ReasonPodCreateFailed = "PodCreateFailed"
+	// ReasonRolloutStalled: an update cannot finish (its new pods do not
+	// start, or it made no progress within its deadline); the pods of the
+	// previous version keep serving.
+	ReasonRolloutStalled = "RolloutStalled"
 )
 
 // Duration is a Go duration string limited to the units people write in

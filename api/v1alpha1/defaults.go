@@ -13,6 +13,7 @@ const (
 	DefaultAffinityCookieName = "WEBFARM_AFFINITY"
 	DefaultPathPrefix         = "/"
 	DefaultPoolReplicas       = 2
+	DefaultRolloutMaxSurge    = 1
 	DefaultPoolCPU            = "500m"
 	DefaultPoolMemory         = "128Mi"
 	DefaultMaxConcurrent      = 100

@@ -919,6 +919,38 @@ func TestManifestsThatAreRefused(t *testing.T) {
 			want: []string{"an AppPool needs content, an app, or both"},
 		},
 		{
+			name: "a rollout that may neither add nor stop a worker is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				  rollout:
+				    maxSurge: 0
+			`,
+			want: []string{"spec.rollout", "maxSurge and maxUnavailable cannot both be 0"},
+		},
+		{
+			name: "a rollout surge above 100 is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				  rollout:
+				    maxSurge: 101
+			`,
+			want: []string{"spec.rollout.maxSurge", "should be less than or equal to 100"},
+		},
+		{
 			name: "content with two sources is refused",
 			manifest: `
 				apiVersion: webfarm.dev/v1alpha1

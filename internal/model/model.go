@@ -161,6 +161,9 @@ type Pool struct {
 	QueueLength           int32
 	QueueTimeout          time.Duration // 0: none
 
+	// Rollout bounds an update's extra and missing workers.
+	Rollout Rollout
+
 	Health    HealthCheck
 	RapidFail RapidFail
 	// CPULimit is the CPU monitor's limit; nil: no monitoring.
@@ -222,6 +225,10 @@ type App struct {
 
 // EnvVar is a plain environment variable.
 type EnvVar struct{ Name, Value string }
+
+// Rollout is how many workers an update may start above the pool's count
+// and stop before their replacements are Ready (not both 0).
+type Rollout struct{ MaxSurge, MaxUnavailable int32 }
 
 // HealthCheck is the resolved worker health check.
 type HealthCheck struct {

@@ -132,8 +132,15 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 		Stopped:       ap.Status.Phase == v1.PoolStopped,
 		IdleTimeout:   errs.duration("idle.timeout", s.Idle.Timeout, v1.DefaultIdleTimeout),
 		OnDemandStart: deref(s.Idle.OnDemandStart, true),
-		Idle:          ap.Status.IdleSince != nil,
-		Platform:      p,
+		Rollout: Rollout{
+			MaxSurge:       deref(s.Rollout.MaxSurge, v1.DefaultRolloutMaxSurge),
+			MaxUnavailable: deref(s.Rollout.MaxUnavailable, 0),
+		},
+		Idle:     ap.Status.IdleSince != nil,
+		Platform: p,
+	}
+	if out.Rollout.MaxSurge+out.Rollout.MaxUnavailable < 1 {
+		errs.add("rollout: maxSurge and maxUnavailable cannot both be 0: the update could not start")
 	}
 	if s.Autoscaling == nil {
 		r := deref(s.Replicas, v1.DefaultPoolReplicas)

@@ -59,7 +59,7 @@ func TestResolveAppliesTheIISDefaultsToEmptyFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	if pool.QueueLength != 1000 || *pool.Replicas != 2 || pool.CPUMilli != 500 || pool.MaxConcurrentRequests != 100 ||
-		pool.Health.Interval != 30*time.Second || pool.Health.Path != "/" {
+		pool.Health.Interval != 30*time.Second || pool.Health.Path != "/" || pool.Rollout != (model.Rollout{MaxSurge: 1}) {
 		t.Errorf("pool defaults wrong: %+v", pool)
 	}
 	cache, err := model.ResolveCache(&v1.CachePolicy{}, nil, model.Platform{})
@@ -116,6 +116,11 @@ func TestResolve(t *testing.T) {
 			}
 			return err
 		}, ""},
+		{"a rollout that may neither add nor stop a worker is refused", func() error {
+			_, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "a", Port: 3000},
+				Rollout: v1.Rollout{MaxSurge: ptr.To[int32](0)}}}, model.Platform{})
+			return err
+		}, "maxSurge and maxUnavailable cannot both be 0"},
 		{"a pool with neither content nor app is refused", func() error {
 			_, err := model.ResolvePool(&v1.AppPool{}, model.Platform{})
 			return err

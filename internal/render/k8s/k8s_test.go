@@ -41,6 +41,7 @@ func pool() model.Pool {
 		Content: model.Content{Source: model.ContentImage, Name: "registry.example.com/catalog-content:7", ImagePath: "/content"},
 		App:     &model.App{Image: "registry.example.com/catalog:2.1", Port: 3000, Args: []string{"--workers=4"}, Env: []model.EnvVar{{Name: "MODE", Value: "production"}}},
 		Health:  model.HealthCheck{Path: "/health", Interval: 30 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 3},
+		Rollout: model.Rollout{MaxSurge: 1},
 	}
 }
 
@@ -123,6 +124,28 @@ func TestPodsMeetTheRestrictedPodSecurityStandard(t *testing.T) {
 				if !r.Allowed {
 					t.Errorf("violates restricted: %s: %s", r.ForbiddenReason, r.ForbiddenDetail)
 				}
+			}
+		})
+	}
+}
+
+func TestAPoolsRolloutFollowsItsSpec(t *testing.T) {
+	tests := []struct {
+		name               string
+		rollout            model.Rollout
+		surge, unavailable int32
+	}{
+		{"by default a new worker starts before an old one stops", model.Rollout{MaxSurge: 1}, 1, 0},
+		{"on full nodes the workers are updated in place, one at a time", model.Rollout{MaxUnavailable: 1}, 0, 1},
+		{"a large pool may replace several workers at once", model.Rollout{MaxSurge: 3, MaxUnavailable: 2}, 3, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := pool()
+			p.Rollout = tt.rollout
+			ru := k8s.Pool(p, "").Deployment.Spec.Strategy.RollingUpdate
+			if ru.MaxSurge.IntVal != tt.surge || ru.MaxUnavailable.IntVal != tt.unavailable {
+				t.Errorf("maxSurge %v, maxUnavailable %v; want %d and %d", ru.MaxSurge, ru.MaxUnavailable, tt.surge, tt.unavailable)
 			}
 		})
 	}

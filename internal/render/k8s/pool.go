@@ -90,6 +90,7 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 		hashed = append(hashed, name, scripts[name])
 	}
 	dep := c.deployment(p.Replicas, ConfigHash(hashed...), spec.WithContainers(containers...).WithVolumes(volumes...))
+	dep.Spec.WithStrategy(rollingUpdate(p.Rollout.MaxSurge, p.Rollout.MaxUnavailable))
 
 	return PoolObjects{
 		ConfigMap:           c.configMap(files),
@@ -131,8 +132,12 @@ func selector(component, instance string) *metav1ac.LabelSelectorApplyConfigurat
 }
 
 // noDowntimeRollout starts a new pod before stopping an old one.
-func noDowntimeRollout() *appsv1ac.DeploymentStrategyApplyConfiguration {
+func noDowntimeRollout() *appsv1ac.DeploymentStrategyApplyConfiguration { return rollingUpdate(1, 0) }
+
+// rollingUpdate replaces pods starting up to surge new ones above the count
+// and stopping up to unavailable old ones before their replacements are Ready.
+func rollingUpdate(surge, unavailable int32) *appsv1ac.DeploymentStrategyApplyConfiguration {
 	return appsv1ac.DeploymentStrategy().WithType("RollingUpdate").
 		WithRollingUpdate(appsv1ac.RollingUpdateDeployment().
-			WithMaxUnavailable(intstr.FromInt32(0)).WithMaxSurge(intstr.FromInt32(1)))
+			WithMaxUnavailable(intstr.FromInt32(unavailable)).WithMaxSurge(intstr.FromInt32(surge)))
 }

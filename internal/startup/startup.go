@@ -1,0 +1,137 @@
+// Package startup finds why a Deployment's pods do not start, from what the
+// scheduler, the kubelet and the Deployment controller report on the pods and
+// the Deployment. A user of the custom resources should not have to read pod
+// events to learn that an image does not exist or that a node is full: the
+// controllers put what this package finds into the owner's status. Pure: the
+// controllers pass it the objects they read.
+package startup
+
+import (
+	"fmt"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+)
+
+// Blocker is why pods do not start: a condition reason of the API
+// (v1.ReasonImagePullFailed, ...) and the cause in the cluster's own words,
+// naming the pod.
+type Blocker struct {
+	Reason  string
+	Message string
+}
+
+// The kubelet's waiting reasons of a container whose image it cannot get.
+var imagePullReasons = map[string]bool{
+	"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true,
+}
+
+// The kubelet's waiting reasons of a container it cannot create or start.
+var cannotStartReasons = map[string]bool{
+	"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true,
+	"PreCreateHookError": true, "PreStartHookError": true,
+}
+
+// The runtime's reasons for a container that never ran: its command or
+// configuration was refused (a crash of a running program is rapid-fail's).
+var neverRanReasons = map[string]bool{"StartError": true, "ContainerCannotRun": true}
+
+// PodBlocker is why one pod does not start; false when nothing stops it (it
+// runs, or it is on its way: scheduled, pulling, creating). A pod being
+// deleted or finished is not looked at.
+func PodBlocker(p *corev1.Pod) (Blocker, bool) {
+	if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return Blocker{}, false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return Blocker{Reason: v1.ReasonUnschedulable,
+				Message: fmt.Sprintf("pod %s cannot be scheduled: %s", p.Name, orUnsaid(c.Message))}, true
+		}
+	}
+	statuses := append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+	for _, s := range statuses {
+		if b, ok := containerBlocker(p, s); ok {
+			return b, true
+		}
+	}
+	return Blocker{}, false
+}
+
+func containerBlocker(p *corev1.Pod, s corev1.ContainerStatus) (Blocker, bool) {
+	w := s.State.Waiting
+	if w == nil {
+		return Blocker{}, false
+	}
+	switch {
+	case imagePullReasons[w.Reason]:
+		return Blocker{Reason: v1.ReasonImagePullFailed, Message: fmt.Sprintf("pod %s: image %q of container %s cannot be pulled: %s: %s",
+			p.Name, specImage(p, s), s.Name, w.Reason, orUnsaid(w.Message))}, true
+	case cannotStartReasons[w.Reason]:
+		return Blocker{Reason: v1.ReasonContainerCannotStart, Message: fmt.Sprintf("pod %s: container %s cannot start: %s: %s",
+			p.Name, s.Name, w.Reason, orUnsaid(w.Message))}, true
+	}
+	if last := s.LastTerminationState.Terminated; last != nil && neverRanReasons[last.Reason] {
+		return Blocker{Reason: v1.ReasonContainerCannotStart, Message: fmt.Sprintf("pod %s: container %s cannot start: %s: %s",
+			p.Name, s.Name, last.Reason, orUnsaid(last.Message))}, true
+	}
+	return Blocker{}, false
+}
+
+// specImage is the image as the pod asks for it (the status may hold a
+// resolved name, or none before a pull succeeded).
+func specImage(p *corev1.Pod, s corev1.ContainerStatus) string {
+	for _, list := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for _, c := range list {
+			if c.Name == s.Name {
+				return c.Image
+			}
+		}
+	}
+	return s.Image
+}
+
+// Find is why a Deployment's pods do not start: the first pod by name with a
+// blocker (so the answer does not change with the order of a list), else a
+// refusal to create pods, else a rollout past its progress deadline; false
+// when none of these holds.
+func Find(d *appsv1.Deployment, pods []corev1.Pod) (Blocker, bool) {
+	sorted := make([]*corev1.Pod, len(pods))
+	for i := range pods {
+		sorted[i] = &pods[i]
+	}
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	for _, p := range sorted {
+		if b, ok := PodBlocker(p); ok {
+			return b, true
+		}
+	}
+	for _, c := range d.Status.Conditions {
+		switch {
+		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue:
+			return Blocker{Reason: v1.ReasonPodCreateFailed, Message: "pods cannot be created: " + orUnsaid(c.Message)}, true
+		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded":
+			return Blocker{Reason: v1.ReasonRolloutStalled, Message: "the rollout made no progress: " + orUnsaid(c.Message)}, true
+		}
+	}
+	return Blocker{}, false
+}
+
+// RollingOut: the Deployment is replacing pods of an earlier version.
+func RollingOut(d *appsv1.Deployment) bool {
+	desired := int32(1)
+	if d.Spec.Replicas != nil {
+		desired = *d.Spec.Replicas
+	}
+	return d.Status.UpdatedReplicas < desired || d.Status.Replicas > d.Status.UpdatedReplicas
+}
+
+func orUnsaid(s string) string {
+	if s == "" {
+		return "no message"
+	}
+	return s
+}
