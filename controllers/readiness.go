@@ -24,13 +24,15 @@ type verdict struct {
 }
 
 // replicaCounts reads a Deployment's progress; a Deployment whose controller
-// has not seen the latest spec yet counts as not ready.
+// has not seen the latest spec yet, or that still runs pods of an earlier
+// version (a new pod counts as updated before it is ready), is not current.
 func replicaCounts(d *appsv1.Deployment) (desired, ready int32, current bool) {
 	desired = 1
 	if d.Spec.Replicas != nil {
 		desired = *d.Spec.Replicas
 	}
-	current = d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas >= desired
+	current = d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas >= desired &&
+		d.Status.Replicas <= d.Status.UpdatedReplicas
 	return desired, d.Status.ReadyReplicas, current
 }
 

@@ -33,6 +33,11 @@ func TestDeploymentVerdict(t *testing.T) {
 		{"some replicas ready serves, degraded", deployment(3, 1, 3, 1, 1), true, true, v1.ReasonReplicasMissing, v1.PoolDegraded},
 		{"a rollout the Deployment controller has not seen serves, degraded", deployment(2, 2, 2, 4, 3), true, true, v1.ReasonReplicasMissing, v1.PoolRunning},
 		{"a rollout half done serves, degraded", deployment(2, 2, 1, 4, 4), true, true, v1.ReasonReplicasMissing, v1.PoolRunning},
+		{"a rollout whose new pod is not ready while the old one serves is degraded", func() *appsv1.Deployment {
+			d := deployment(1, 1, 1, 2, 2)
+			d.Status.Replicas = 2
+			return d
+		}(), true, true, v1.ReasonReplicasMissing, v1.PoolRunning},
 		{"zero replicas asked for is not ready, and idle", deployment(0, 0, 0, 1, 1), false, false, v1.ReasonScaledToZero, v1.PoolIdle},
 	}
 	for _, tt := range tests {

@@ -64,7 +64,7 @@ func PodBlocker(p *corev1.Pod) (Blocker, bool) {
 func containerBlocker(p *corev1.Pod, s corev1.ContainerStatus) (Blocker, bool) {
 	w := s.State.Waiting
 	if w == nil {
-		return Blocker{}, false
+		w = &corev1.ContainerStateWaiting{}
 	}
 	switch {
 	case imagePullReasons[w.Reason]:
@@ -74,9 +74,13 @@ func containerBlocker(p *corev1.Pod, s corev1.ContainerStatus) (Blocker, bool) {
 		return Blocker{Reason: v1.ReasonContainerCannotStart, Message: fmt.Sprintf("pod %s: container %s cannot start: %s: %s",
 			p.Name, s.Name, w.Reason, orUnsaid(w.Message))}, true
 	}
-	if last := s.LastTerminationState.Terminated; last != nil && neverRanReasons[last.Reason] {
-		return Blocker{Reason: v1.ReasonContainerCannotStart, Message: fmt.Sprintf("pod %s: container %s cannot start: %s: %s",
-			p.Name, s.Name, last.Reason, orUnsaid(last.Message))}, true
+	// Between two attempts the container is terminated, then waiting in a
+	// back-off: the same cause either way.
+	for _, t := range []*corev1.ContainerStateTerminated{s.State.Terminated, s.LastTerminationState.Terminated} {
+		if t != nil && neverRanReasons[t.Reason] && s.State.Running == nil {
+			return Blocker{Reason: v1.ReasonContainerCannotStart, Message: fmt.Sprintf("pod %s: container %s cannot start: %s: %s",
+				p.Name, s.Name, t.Reason, orUnsaid(t.Message))}, true
+		}
 	}
 	return Blocker{}, false
 }

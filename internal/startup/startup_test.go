@@ -58,6 +58,14 @@ func TestPodBlocker(t *testing.T) {
 				Message: `exec: "no-such-server": executable file not found in $PATH`}
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{s}
 		}), v1.ReasonContainerCannotStart, `container app cannot start: StartError: exec: "no-such-server"`},
+		{"a container just refused, before its back-off, cannot start", pod("w-1", func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				Reason: "StartError", ExitCode: 128, Message: `exec: "no-such-server": executable file not found in $PATH`}}}}
+		}), v1.ReasonContainerCannotStart, `container app cannot start: StartError: exec: "no-such-server"`},
+		{"a container running again after a refused start is on its way", pod("w-1", func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "StartError"}}}}
+		}), "", ""},
 		{"a program that ran and crashed is rapid-fail's, not a start failure", pod("w-1", func(p *corev1.Pod) {
 			s := waiting("app", "CrashLoopBackOff", "back-off 10s restarting failed container")
 			s.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1}

@@ -59,6 +59,12 @@ spec:
 		if events := cluster.Run(t, "get", "events", "-n", ns, "--field-selector", "reason=FailedCreate", "-o", "name"); events != "" {
 			t.Errorf("pods were refused: %s", events)
 		}
+		// No false alarm: the samples start without a cause not to start.
+		for _, reason := range []string{"ImagePullFailed", "ContainerCannotStart", "Unschedulable", "PodCreateFailed", "RolloutStalled", "InvalidReference"} {
+			if events := cluster.Run(t, "get", "events", "-n", ns, "--field-selector", "type=Warning,reason="+reason, "-o", "name"); events != "" {
+				t.Errorf("the samples raised %s warnings: %s", reason, events)
+			}
+		}
 	})
 
 	t.Run("each pool's nginx serves its content through its Service", func(t *testing.T) {
