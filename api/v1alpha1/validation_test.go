@@ -783,6 +783,64 @@ func TestManifestsThatAreRefused(t *testing.T) {
 			want: []string{"spec.frontend.service", "nodePort needs type NodePort or LoadBalancer"},
 		},
 		{
+			name: "trusted hops and trusted networks together are refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				  frontend:
+				    clientAddress:
+				      trustedHops: 1
+				      trustedNetworks: [10.0.0.0/8]
+			`,
+			want: []string{"spec.frontend.clientAddress", "set trustedHops or trustedNetworks, not both"},
+		},
+		{
+			name: "a trusted network that is not a CIDR is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				  frontend:
+				    clientAddress:
+				      trustedNetworks: [10.0.0.1]
+			`,
+			want: []string{"spec.frontend.clientAddress.trustedNetworks[0]", "must be a CIDR such as 10.0.0.0/8"},
+		},
+		{
+			name: "more than 10 trusted hops are refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				  frontend:
+				    clientAddress:
+				      trustedHops: 11
+			`,
+			want: []string{"spec.frontend.clientAddress.trustedHops", "should be less than or equal to 10"},
+		},
+		{
 			name: "a misspelled field is refused rather than dropped",
 			manifest: `
 				apiVersion: webfarm.dev/v1alpha1
@@ -1653,6 +1711,25 @@ func TestManifestsThatAreAccepted(t *testing.T) {
 				    hosts: [www.example.com]
 				    routes:
 				    - appPool: web
+			`,
+		},
+		{
+			name: "a farm behind load balancers that send the PROXY protocol, trusting their networks, is accepted",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				  frontend:
+				    clientAddress:
+				      proxyProtocol: true
+				      trustedNetworks: [10.0.0.0/8, 192.168.0.0/16, "2001:db8::/32"]
 			`,
 		},
 		{

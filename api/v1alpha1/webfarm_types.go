@@ -210,6 +210,14 @@ type Frontend struct {
 	// +default=false
 	Compression *bool `json:"compression,omitempty"`
 
+	// clientAddress says which address is the client's when load balancers
+	// or proxies stand in front of the frontend. Unset, it is the address
+	// that connects to the frontend, and X-Forwarded-For from clients is not
+	// believed.
+	//
+	// +optional
+	ClientAddress ClientAddress `json:"clientAddress,omitzero"`
+
 	// cpu is the CPU each Envoy replica requests and is limited to.
 	//
 	// +optional
@@ -224,6 +232,52 @@ type Frontend struct {
 	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('16Mi')) >= 0 && quantity(string(self)).compareTo(quantity('1Ti')) <= 0)",message="frontend memory must be between 16Mi and 1Ti"
 	Memory *resource.Quantity `json:"memory,omitempty"`
 }
+
+// ClientAddress says how the frontend learns the client's address behind
+// proxies: by the PROXY protocol, or from X-Forwarded-For entries that
+// trusted proxies appended. ClientIP and ClassC affinity, the X-Real-IP header
+// the pools get and the access log use the address found.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.trustedHops) && has(self.trustedNetworks))",message="set trustedHops or trustedNetworks, not both"
+type ClientAddress struct {
+	// trustedHops is how many proxies in front of the frontend append to
+	// X-Forwarded-For (a cloud load balancer is 1): the client is the entry
+	// that many places from the right, so entries a client wrote itself are
+	// never taken for its address.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	TrustedHops int32 `json:"trustedHops,omitempty"`
+
+	// trustedNetworks are the networks of the proxies in front of the
+	// frontend, as CIDRs ("10.0.0.0/8"): when a request comes from one of
+	// them, X-Forwarded-For is read from the right past the entries within
+	// them, and the first address outside is the client. Requests from
+	// elsewhere keep their connecting address.
+	//
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	TrustedNetworks []CIDR `json:"trustedNetworks,omitempty"`
+
+	// proxyProtocol makes the frontend expect the PROXY protocol (version 1
+	// or 2) at the start of every connection, as load balancers send it when
+	// told to; the address it carries is the client's. Connections without it
+	// are closed.
+	//
+	// +optional
+	// +default=false
+	ProxyProtocol *bool `json:"proxyProtocol,omitempty"`
+}
+
+// CIDR is an IPv4 or IPv6 network in CIDR notation ("192.0.2.0/24").
+//
+// +kubebuilder:validation:MinLength=4
+// +kubebuilder:validation:MaxLength=43
+// +kubebuilder:validation:XValidation:rule="isCIDR(self)",message="must be a CIDR such as 10.0.0.0/8"
+type CIDR string
 
 // FrontendService configures the Service in front of the Envoy pods.
 //

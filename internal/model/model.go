@@ -5,6 +5,7 @@
 package model
 
 import (
+	"net/netip"
 	"time"
 )
 
@@ -116,6 +117,20 @@ type Frontend struct {
 	Compression       bool
 	CPUMilli          int64
 	MemoryBytes       int64
+	ClientAddress     ClientAddress
+}
+
+// ClientAddress is how the frontend finds the client's address behind
+// proxies; the zero value believes only the connecting address.
+type ClientAddress struct {
+	// TrustedHops: X-Forwarded-For entries appended by this many proxies
+	// (0: none).
+	TrustedHops uint32
+	// TrustedNetworks: X-Forwarded-For is read past entries within these
+	// networks, for requests from them (sorted, masked; empty: none).
+	TrustedNetworks []netip.Prefix
+	// ProxyProtocol: each connection starts with a PROXY protocol header.
+	ProxyProtocol bool
 }
 
 // Session affinity types, as the WebFarm API spells them.

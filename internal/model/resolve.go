@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"net"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strings"
@@ -40,6 +41,7 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 		},
 		Affinity: Affinity{Type: orDefault(string(f.Spec.SessionAffinity.Type), string(v1.AffinityNone))},
 	}
+	out.Frontend.ClientAddress = resolveClientAddress(fe.ClientAddress, &errs)
 	if out.Affinity.Type == string(v1.AffinityCookie) {
 		c := f.Spec.SessionAffinity.Cookie
 		if c == nil {
@@ -103,6 +105,31 @@ func (f Farm) HostCount() int {
 		n += len(s.Hosts)
 	}
 	return n
+}
+
+// resolveClientAddress checks the trusted proxies again (the API server
+// checks them too) so that nothing unparsed reaches Envoy.
+func resolveClientAddress(c v1.ClientAddress, errs *errList) ClientAddress {
+	out := ClientAddress{ProxyProtocol: deref(c.ProxyProtocol, false)}
+	if c.TrustedHops < 0 || c.TrustedHops > 10 {
+		errs.add(fmt.Sprintf("frontend.clientAddress.trustedHops %d: between 1 and 10", c.TrustedHops))
+	} else {
+		out.TrustedHops = uint32(c.TrustedHops)
+	}
+	for _, n := range c.TrustedNetworks {
+		prefix, err := netip.ParsePrefix(string(n))
+		if err != nil {
+			errs.add(fmt.Sprintf("frontend.clientAddress.trustedNetworks: %q is not a CIDR", n))
+			continue
+		}
+		out.TrustedNetworks = append(out.TrustedNetworks, prefix.Masked())
+	}
+	slices.SortFunc(out.TrustedNetworks, func(a, b netip.Prefix) int { return strings.Compare(a.String(), b.String()) })
+	out.TrustedNetworks = slices.Compact(out.TrustedNetworks)
+	if out.TrustedHops > 0 && len(out.TrustedNetworks) > 0 {
+		errs.add("frontend.clientAddress: set trustedHops or trustedNetworks, not both")
+	}
+	return out
 }
 
 // ResolvePool turns an AppPool into the model, applying defaults for empty fields.

@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -121,6 +122,19 @@ func TestResolve(t *testing.T) {
 				Rollout: v1.Rollout{MaxSurge: ptr.To[int32](0)}}}, model.Platform{})
 			return err
 		}, "maxSurge and maxUnavailable cannot both be 0"},
+		{"trusted networks are masked, sorted and listed once", func() error {
+			m, err := model.ResolveFarm(&v1.WebFarm{Spec: v1.WebFarmSpec{Frontend: v1.Frontend{ClientAddress: v1.ClientAddress{
+				TrustedNetworks: []v1.CIDR{"192.168.1.7/16", "10.0.0.0/8", "192.168.0.0/16"}}}}}, model.Platform{})
+			if got := fmt.Sprint(m.Frontend.ClientAddress.TrustedNetworks); err == nil && got != "[10.0.0.0/8 192.168.0.0/16]" {
+				t.Errorf("trusted networks %s", got)
+			}
+			return err
+		}, ""},
+		{"a trusted network that is not a CIDR is refused", func() error {
+			_, err := model.ResolveFarm(&v1.WebFarm{Spec: v1.WebFarmSpec{Frontend: v1.Frontend{ClientAddress: v1.ClientAddress{
+				TrustedNetworks: []v1.CIDR{"10.0.0.0/8; rm"}}}}}, model.Platform{})
+			return err
+		}, `trustedNetworks: "10.0.0.0/8; rm" is not a CIDR`},
 		{"a pool with neither content nor app is refused", func() error {
 			_, err := model.ResolvePool(&v1.AppPool{}, model.Platform{})
 			return err

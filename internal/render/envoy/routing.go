@@ -179,8 +179,6 @@ func farmListener(f model.Farm, queueTimeouts bool) *listenerv3.Listener {
 			ConfigSource:    adsSource(),
 			RouteConfigName: RouteConfigName,
 		}},
-		// Clients are on the other side of a Service: the connecting address is theirs.
-		UseRemoteAddress: wrapperspb.Bool(true),
 		// Host names match without a port ("shop.example:8080" is "shop.example").
 		StripPortMode: &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true},
 		// Route on the path as the pool will see it: no "..", no "//".
@@ -194,15 +192,19 @@ func farmListener(f model.Farm, queueTimeouts bool) *listenerv3.Listener {
 		}),
 	}
 	return &listenerv3.Listener{
-		Name:    ListenerName,
-		Address: socketAddress("0.0.0.0", HTTPPort),
-		FilterChains: []*listenerv3.FilterChain{{
-			Filters: []*listenerv3.Filter{{
-				Name:       "envoy.filters.network.http_connection_manager",
-				ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(hcm)},
-			}},
-		}},
+		Name:            ListenerName,
+		Address:         socketAddress("0.0.0.0", HTTPPort),
+		ListenerFilters: listenerFilters(f.Frontend.ClientAddress),
+		FilterChains:    clientAddressChains(hcm, f.Frontend.ClientAddress),
 	}
+}
+
+// httpFilterChain serves HTTP with the connection manager given.
+func httpFilterChain(hcm *hcmv3.HttpConnectionManager) *listenerv3.FilterChain {
+	return &listenerv3.FilterChain{Filters: []*listenerv3.Filter{{
+		Name:       "envoy.filters.network.http_connection_manager",
+		ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(hcm)},
+	}}}
 }
 
 // routeConfig has a virtual host per site; a request for a host no site
@@ -210,7 +212,8 @@ func farmListener(f model.Farm, queueTimeouts bool) *listenerv3.Listener {
 // that starts on demand go to the activator; those of a stopped pool (or an
 // idle one that does not start on demand) are answered by the frontend itself.
 func routeConfig(f model.Farm, pools map[string]model.Pool, b Backends) *routev3.RouteConfiguration {
-	rc := &routev3.RouteConfiguration{Name: RouteConfigName}
+	rc := &routev3.RouteConfiguration{Name: RouteConfigName,
+		RequestHeadersToAdd: []*corev3.HeaderValueOption{setHeader(RealIPHeader, "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%")}}
 	for _, s := range f.Sites {
 		vh := &routev3.VirtualHost{Name: s.Name, Domains: s.Hosts}
 		limitBandwidth(vh, s.MaxBandwidthBytesPerSecond)

@@ -3,6 +3,7 @@ package envoy
 import (
 	"bytes"
 	"encoding/json"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -92,6 +93,15 @@ func TestFarmRouting(t *testing.T) {
 			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
 				f.Frontend.Compression, f.Frontend.KeepAlive = true, false
 				f.Sites[1].MaxBandwidthBytesPerSecond = 64 * 1024
+			}},
+		{"behind trusted proxy networks and the PROXY protocol, connections from the proxies have a chain that believes their X-Forwarded-For", "routing-trusted-networks.json", contoso(), contosoBackends(), "", "",
+			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
+				f.Frontend.ClientAddress = model.ClientAddress{ProxyProtocol: true,
+					TrustedNetworks: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::/32")}}
+			}},
+		{"behind two trusted hops the client is the second X-Forwarded-For entry from the right", "routing-trusted-hops.json", contoso(), contosoBackends(), "", "",
+			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
+				f.Frontend.ClientAddress = model.ClientAddress{TrustedHops: 2}
 			}},
 		{"an idle pool that does not start on demand is answered 503 by the frontend", "routing-idle.json", contoso(), contosoBackends(), "", "",
 			func(f *model.Farm, pools map[string]model.Pool, b Backends) {

@@ -56,14 +56,17 @@ func StaticBootstrap(f model.Farm, r Routing) (*bootstrapv3.Bootstrap, error) {
 	return &b, nil
 }
 
-// EditHCM changes the HTTP connection manager of a listener in place.
+// EditHCM changes the HTTP connection manager of each of a listener's filter
+// chains in place.
 func EditHCM(l *listenerv3.Listener, edit func(*hcmv3.HttpConnectionManager)) error {
-	filter := l.FilterChains[0].Filters[0]
-	var hcm hcmv3.HttpConnectionManager
-	if err := filter.GetTypedConfig().UnmarshalTo(&hcm); err != nil {
-		return fmt.Errorf("listener %s: %w", l.Name, err)
+	for _, chain := range l.FilterChains {
+		filter := chain.Filters[0]
+		var hcm hcmv3.HttpConnectionManager
+		if err := filter.GetTypedConfig().UnmarshalTo(&hcm); err != nil {
+			return fmt.Errorf("listener %s: %w", l.Name, err)
+		}
+		edit(&hcm)
+		filter.ConfigType = &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(&hcm)}
 	}
-	edit(&hcm)
-	filter.ConfigType = &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(&hcm)}
 	return nil
 }
