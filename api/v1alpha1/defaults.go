@@ -8,6 +8,7 @@ const (
 	DefaultFrontendPort       = 80
 	DefaultConnectionTimeout  = "120s"
 	DefaultRequestTimeout     = "120s"
+	DefaultWebSocketIdle      = "300s"
 	DefaultFrontendCPU        = "500m"
 	DefaultFrontendMemory     = "256Mi"
 	DefaultAffinityCookieName = "WEBFARM_AFFINITY"

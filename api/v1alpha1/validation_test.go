@@ -744,6 +744,60 @@ func TestManifestsThatAreRefused(t *testing.T) {
 			want: []string{`spec.frontend.requestTimeout: Invalid value: "90m"`, "requestTimeout must be between 1s and 1h"},
 		},
 		{
+			name: "a WebSocket idle timeout above 1h is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				  frontend:
+				    webSocketIdleTimeout: 61m
+			`,
+			want: []string{`spec.frontend.webSocketIdleTimeout: Invalid value: "61m"`, "webSocketIdleTimeout must be between 1s and 1h"},
+		},
+		{
+			name: "a WebSocket idle timeout under 1s is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				  frontend:
+				    webSocketIdleTimeout: 500ms
+			`,
+			want: []string{`spec.frontend.webSocketIdleTimeout: Invalid value: "500ms"`, "webSocketIdleTimeout must be between 1s and 1h"},
+		},
+		{
+			name: "a WebSocket idle timeout that is not a duration is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				  frontend:
+				    webSocketIdleTimeout: forever
+			`,
+			want: []string{`spec.frontend.webSocketIdleTimeout: Invalid value: "forever"`, "should match"},
+		},
+		{
 			name: "a service type ExternalName is refused",
 			manifest: `
 				apiVersion: webfarm.dev/v1alpha1
@@ -1908,6 +1962,7 @@ func TestManifestsThatAreAccepted(t *testing.T) {
 				      nodePort: 30080
 				    connectionTimeout: 1h
 				    requestTimeout: 1m30s
+				    webSocketIdleTimeout: 1h
 				    keepAlive: false
 				    compression: true
 				    cpu: "1"
@@ -2248,6 +2303,7 @@ func TestAPIServerFillsInIISDefaults(t *testing.T) {
 		{"WebFarm spec.frontend.connectionTimeout", string(farm.Spec.Frontend.ConnectionTimeout), v1.DefaultConnectionTimeout},
 		{"WebFarm spec.frontend.connectionTimeout is IIS's 120s", string(farm.Spec.Frontend.ConnectionTimeout), "120s"},
 		{"WebFarm spec.frontend.requestTimeout", string(farm.Spec.Frontend.RequestTimeout), v1.DefaultRequestTimeout},
+		{"WebFarm spec.frontend.webSocketIdleTimeout", string(farm.Spec.Frontend.WebSocketIdleTimeout), v1.DefaultWebSocketIdle},
 		{"WebFarm spec.frontend.keepAlive", derefBool(farm.Spec.Frontend.KeepAlive), true},
 		{"WebFarm spec.frontend.compression", derefBool(farm.Spec.Frontend.Compression), false},
 		{"WebFarm spec.frontend.cpu", qty(farm.Spec.Frontend.CPU), canon(v1.DefaultFrontendCPU)},

@@ -193,6 +193,15 @@ type Frontend struct {
 	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('1h'))",message="requestTimeout must be between 1s and 1h"
 	RequestTimeout Duration `json:"requestTimeout,omitempty"`
 
+	// webSocketIdleTimeout closes a WebSocket that carried no message either
+	// way for this long. An open WebSocket is not bounded by requestTimeout:
+	// it lives as long as it is in use.
+	//
+	// +optional
+	// +default="300s"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('1h'))",message="webSocketIdleTimeout must be between 1s and 1h"
+	WebSocketIdleTimeout Duration `json:"webSocketIdleTimeout,omitempty"`
+
 	// keepAlive keeps client connections open between requests (HTTP
 	// keep-alive); false answers each request with "Connection: close" and
 	// closes the connection.

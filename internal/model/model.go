@@ -31,6 +31,12 @@ const ActivateHeader = "X-Webfarm-Activate"
 // the frontend's counters.
 const QueueTimeoutStatus = 599
 
+// LongestFrontendTimeout is the API's bound of the frontend's
+// requestTimeout and webSocketIdleTimeout. A pool's workers may serve several
+// farms, so they wait on their application this long and leave the cut to
+// the frontend, whose timeouts are the farm's.
+const LongestFrontendTimeout = time.Hour
+
 // Images are the container images the operator deploys; they come from the
 // operator's flags, never from a custom resource.
 type Images struct {
@@ -113,11 +119,14 @@ type Frontend struct {
 	NodePort          int32 // 0: chosen by Kubernetes
 	ConnectionTimeout time.Duration
 	RequestTimeout    time.Duration
-	KeepAlive         bool
-	Compression       bool
-	CPUMilli          int64
-	MemoryBytes       int64
-	ClientAddress     ClientAddress
+	// WebSocketIdleTimeout closes a WebSocket idle this long; an open
+	// WebSocket is not bounded by RequestTimeout.
+	WebSocketIdleTimeout time.Duration
+	KeepAlive            bool
+	Compression          bool
+	CPUMilli             int64
+	MemoryBytes          int64
+	ClientAddress        ClientAddress
 }
 
 // ClientAddress is how the frontend finds the client's address behind

@@ -75,7 +75,8 @@ func TestResolveAppliesTheIISDefaultsToEmptyFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if farm.Frontend.Replicas != 2 || farm.Frontend.ConnectionTimeout != 120*time.Second || farm.Affinity.Type != "None" || farm.RejectWithReset {
+	if farm.Frontend.Replicas != 2 || farm.Frontend.ConnectionTimeout != 120*time.Second ||
+		farm.Frontend.WebSocketIdleTimeout != 300*time.Second || farm.Affinity.Type != "None" || farm.RejectWithReset {
 		t.Errorf("farm defaults wrong: %+v", farm)
 	}
 }

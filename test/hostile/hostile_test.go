@@ -353,8 +353,8 @@ func hostileCases() []hostileCase {
 				for _, vh := range r.routing["farm"].Routes[0].VirtualHosts {
 					n += len(vh.Routes)
 				}
-				if n != 100*64*2 {
-					t.Errorf("the farm has %d Envoy routes, want %d (a GET/HEAD and an other-methods route per route)", n, 100*64*2)
+				if n != 100*64*3 {
+					t.Errorf("the farm has %d Envoy routes, want %d (a WebSocket upgrade, a GET/HEAD and an other-methods route per route)", n, 100*64*3)
 				}
 			},
 		},

@@ -9,6 +9,7 @@
 //	GET /anything?exit=1     exits the process with status 1 (a crash)
 //	GET /anything?spin=30s   keeps a CPU busy for 30 s, then answers
 //	GET /stats               {"inFlight":..,"maxInFlight":..,"served":..}
+//	GET /ws                  a WebSocket that answers each text message with "<hostname>: <message>"
 //	GET /healthz             200, not counted (the kubelet's probes)
 package main
 
@@ -23,6 +24,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"golang.org/x/net/websocket"
 )
 
 // maxDelay bounds ?delay so that a test's mistake cannot hold a worker for long.
@@ -103,6 +106,22 @@ func app(stats *counters, hostname string) http.HandlerFunc {
 	}
 }
 
+// echo is a WebSocket that answers each text message with the hostname and
+// the message, so a test sees which worker holds it.
+func echo(hostname string) websocket.Handler {
+	return func(ws *websocket.Conn) {
+		for {
+			var msg string
+			if err := websocket.Message.Receive(ws, &msg); err != nil {
+				return
+			}
+			if err := websocket.Message.Send(ws, hostname+": "+msg); err != nil {
+				return
+			}
+		}
+	}
+}
+
 // busy burns a little CPU; its result is kept so the loop is not optimised away.
 func busy() {
 	x := 0
@@ -123,6 +142,7 @@ func main() {
 	mux := http.NewServeMux()
 	mux.Handle("GET /stats", stats)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	mux.Handle("/ws", echo(hostname))
 	mux.Handle("/", app(stats, hostname))
 	server := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	log.Printf("listening on %s", *listen)

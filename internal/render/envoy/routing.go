@@ -185,7 +185,9 @@ func farmListener(f model.Farm, queueTimeouts bool) *listenerv3.Listener {
 		NormalizePath:             wrapperspb.Bool(true),
 		MergeSlashes:              true,
 		CommonHttpProtocolOptions: connectionOptions(f.Frontend),
-		LocalReplyConfig:          localReplies(),
+		// WebSocket upgrades pass to the pools (webSocketRoute bounds them).
+		UpgradeConfigs:   []*hcmv3.HttpConnectionManager_UpgradeConfig{{UpgradeType: webSocketUpgrade}},
+		LocalReplyConfig: localReplies(),
 		HttpFilters: append(filters, &hcmv3.HttpFilter{
 			Name:       "envoy.filters.http.router",
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
@@ -231,7 +233,9 @@ func routeConfig(f model.Farm, pools map[string]model.Pool, b Backends) *routev3
 				}
 				continue
 			}
-			vh.Routes = append(vh.Routes, routes(r, f.Frontend.RequestTimeout, f.Affinity, pools[r.Pool].QueueTimeout > 0)...)
+			stamp := pools[r.Pool].QueueTimeout > 0
+			vh.Routes = append(vh.Routes, webSocketRoute(r, f.Frontend.WebSocketIdleTimeout, f.Affinity, stamp))
+			vh.Routes = append(vh.Routes, routes(r, f.Frontend.RequestTimeout, f.Affinity, stamp)...)
 		}
 		rc.VirtualHosts = append(rc.VirtualHosts, vh)
 	}
@@ -256,6 +260,33 @@ func routes(r model.Route, timeout time.Duration, affinity model.Affinity, stamp
 	}}
 	return []*routev3.Route{idempotent, route(r, timeout, affinity, retryOn, stampArrival)}
 }
+
+// webSocketRoute takes a route's WebSocket upgrades, ahead of its other
+// requests. It goes to the pool even when the route has a cache tier (a
+// cache cannot hold a WebSocket), with the pool's affinity cookie, so the
+// upgrade reaches the worker that serves the client's pages. An open
+// WebSocket is bounded by the idle timeout alone (no message either way for
+// that long), never by the request timeout, however long it lives.
+func webSocketRoute(r model.Route, idleTimeout time.Duration, affinity model.Affinity, stampArrival bool) *routev3.Route {
+	r.CachePolicy = ""
+	out := route(r, 0, affinity, retryOn, stampArrival)
+	if idleTimeout > 0 {
+		// Unset, Envoy's stream idle timeout (5 minutes) applies.
+		out.GetRoute().IdleTimeout = durationpb.New(idleTimeout)
+	}
+	out.Match.Headers = []*routev3.HeaderMatcher{{
+		Name: "upgrade",
+		HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: &matcherv3.StringMatcher{
+			MatchPattern: &matcherv3.StringMatcher_Exact{Exact: webSocketUpgrade},
+			IgnoreCase:   true,
+		}},
+	}}
+	return out
+}
+
+// webSocketUpgrade is the Upgrade header's token for a WebSocket (RFC 6455),
+// and the upgrade the frontend lets through.
+const webSocketUpgrade = "websocket"
 
 // retryOn: failures where the request never reached a worker (a worker that
 // just stopped accepting, a sticky client's draining worker).

@@ -25,7 +25,7 @@ func contoso() model.Farm {
 				{PathPrefix: "/", Pool: "www"},
 			}},
 		},
-		Frontend:      model.Frontend{Replicas: 2, ConnectionTimeout: 120 * time.Second, RequestTimeout: 30 * time.Second, KeepAlive: true},
+		Frontend:      model.Frontend{Replicas: 2, ConnectionTimeout: 120 * time.Second, RequestTimeout: 30 * time.Second, WebSocketIdleTimeout: 300 * time.Second, KeepAlive: true},
 		Pools:         []string{"images", "www"},
 		CachePolicies: []string{"static-content"},
 	}

@@ -187,3 +187,23 @@ func TestAnAutoscaledPoolLeavesReplicasToTheAutoscaler(t *testing.T) {
 		t.Errorf("replicas = %d, want unset so that the autoscaler owns the field", *r)
 	}
 }
+
+// A leaving worker's nginx quits after its drain pause and closes what is
+// still open (WebSockets) after nginx.ShutdownTimeout: both fit in the pod's
+// grace period, so nginx closes them itself before the kubelet kills it.
+func TestALeavingWorkersNginxClosesItsWebSocketsWithinTheGracePeriod(t *testing.T) {
+	spec := k8s.Pool(pool(), "").Deployment.Spec.Template.Spec
+	grace := time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second
+	for _, c := range spec.Containers {
+		if *c.Name != "nginx" {
+			continue
+		}
+		pause := time.Duration(*c.Lifecycle.PreStop.Sleep.Seconds) * time.Second
+		t.Logf("drain pause %s, then at most %s to close open connections, grace period %s", pause, nginx.ShutdownTimeout, grace)
+		if pause+nginx.ShutdownTimeout >= grace {
+			t.Errorf("drain pause %s + nginx's shutdown timeout %s do not fit in the grace period %s", pause, nginx.ShutdownTimeout, grace)
+		}
+		return
+	}
+	t.Fatal("the pool's pod has no nginx container")
+}

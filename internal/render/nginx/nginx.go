@@ -69,9 +69,16 @@ func PoolConfig(p model.Pool) (string, error) {
 		Workers:           workerProcesses(p.CPUMilli),
 		WorkerConnections: workerConnections(p.MaxConcurrentRequests),
 		Queue:             queueTimeout(p),
+		ProxyTimeout:      model.LongestFrontendTimeout,
+		ShutdownTimeout:   ShutdownTimeout,
 		Common:            common(),
 	})
 }
+
+// ShutdownTimeout is how long a quitting pool worker keeps the connections
+// it still has, open WebSockets above all, before it closes them: the pod's
+// grace period must hold its drain pause and this.
+const ShutdownTimeout = 20 * time.Second
 
 // PoolScripts are the files nginx.conf of a pool needs beside it, by name:
 // the queue timeout's script when the pool has a timeout.
@@ -173,6 +180,8 @@ type poolData struct {
 	Workers           int64
 	WorkerConnections int64
 	Queue             *queueTimeoutData
+	ProxyTimeout      time.Duration
+	ShutdownTimeout   time.Duration
 	Common            commonData
 }
 
