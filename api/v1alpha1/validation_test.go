@@ -838,6 +838,44 @@ func TestManifestsThatAreRefused(t *testing.T) {
 			want: []string{`spec.frontend.requestTimeout: Invalid value: "30s30s"`, "should match"},
 		},
 		{
+			name: "an access log sampling 0 percent of requests is refused (enabled: false turns it off)",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				  frontend:
+				    accessLog:
+				      samplePercent: 0
+			`,
+			want: []string{"spec.frontend.accessLog.samplePercent", "should be greater than or equal to 1"},
+		},
+		{
+			name: "an access log sampling 101 percent of requests is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				  frontend:
+				    accessLog:
+				      samplePercent: 101
+			`,
+			want: []string{"spec.frontend.accessLog.samplePercent", "should be less than or equal to 100"},
+		},
+		{
 			name: "a frontend CPU of -1 is refused",
 			manifest: `
 				apiVersion: webfarm.dev/v1alpha1
@@ -1835,9 +1873,31 @@ func TestManifestsThatAreAccepted(t *testing.T) {
 				    compression: true
 				    cpu: "1"
 				    memory: 512Mi
+				    accessLog:
+				      enabled: true
+				      samplePercent: 1
 				  sessionAffinity:
 				    type: ClientIP
 				  unavailableResponse: L4
+			`,
+		},
+		{
+			name: "an access log turned off, or sampling every request, is accepted",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				  frontend:
+				    accessLog:
+				      enabled: false
+				      samplePercent: 100
 			`,
 		},
 		{
@@ -2173,6 +2233,8 @@ func TestAPIServerFillsInIISDefaults(t *testing.T) {
 		{"WebFarm spec.frontend.requestTimeout", string(farm.Spec.Frontend.RequestTimeout), v1.DefaultRequestTimeout},
 		{"WebFarm spec.frontend.keepAlive", derefBool(farm.Spec.Frontend.KeepAlive), true},
 		{"WebFarm spec.frontend.compression", derefBool(farm.Spec.Frontend.Compression), false},
+		{"WebFarm spec.frontend.accessLog.enabled", derefBool(farm.Spec.Frontend.AccessLog.Enabled), true},
+		{"WebFarm spec.frontend.accessLog.samplePercent", farm.Spec.Frontend.AccessLog.SamplePercent, int32(v1.DefaultAccessLogPercent)},
 		{"WebFarm spec.frontend.cpu", qty(farm.Spec.Frontend.CPU), canon(v1.DefaultFrontendCPU)},
 		{"WebFarm spec.frontend.memory", qty(farm.Spec.Frontend.Memory), canon(v1.DefaultFrontendMemory)},
 		{"WebFarm spec.unavailableResponse", farm.Spec.UnavailableResponse, v1.UnavailableL7},

@@ -210,6 +210,14 @@ type Frontend struct {
 	// +default=false
 	Compression *bool `json:"compression,omitempty"`
 
+	// accessLog writes a JSON line per request (site, pool, worker, status,
+	// timings, what the pool's queue did) to each frontend replica's
+	// standard output, where "kubectl logs" reads it.
+	//
+	// +optional
+	// +default={}
+	AccessLog AccessLog `json:"accessLog,omitzero"`
+
 	// cpu is the CPU each Envoy replica requests and is limited to.
 	//
 	// +optional
@@ -223,6 +231,24 @@ type Frontend struct {
 	// +default="256Mi"
 	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('16Mi')) >= 0 && quantity(string(self)).compareTo(quantity('1Ti')) <= 0)",message="frontend memory must be between 16Mi and 1Ti"
 	Memory *resource.Quantity `json:"memory,omitempty"`
+}
+
+// AccessLog configures the frontend's access log.
+type AccessLog struct {
+	// enabled writes the access log; false writes none.
+	//
+	// +optional
+	// +default=true
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// samplePercent is the percentage of requests logged, each request drawn
+	// at random on its own (a busy farm's log at a fraction of the volume).
+	//
+	// +optional
+	// +default=100
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	SamplePercent int32 `json:"samplePercent,omitempty"`
 }
 
 // FrontendService configures the Service in front of the Envoy pods.

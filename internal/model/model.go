@@ -116,6 +116,14 @@ type Frontend struct {
 	Compression       bool
 	CPUMilli          int64
 	MemoryBytes       int64
+	AccessLog         AccessLog
+}
+
+// AccessLog is the resolved access log of the frontend.
+type AccessLog struct {
+	Enabled bool
+	// SamplePercent of requests are logged, in [1, 100].
+	SamplePercent int32
 }
 
 // Session affinity types, as the WebFarm API spells them.
