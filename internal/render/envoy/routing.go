@@ -163,7 +163,11 @@ func anyQueueTimeout(f model.Farm, pools map[string]model.Pool) bool {
 }
 
 func farmListener(f model.Farm, queueTimeouts bool) *listenerv3.Listener {
-	filters := affinityFilters(f.Affinity)
+	var filters []*hcmv3.HttpFilter
+	if f.Frontend.AccessLog.Enabled {
+		filters = append(filters, pathRecorder())
+	}
+	filters = append(filters, affinityFilters(f.Affinity)...)
 	if queueTimeouts {
 		filters = append(filters, QueueTimeoutFilter())
 	}
@@ -188,6 +192,7 @@ func farmListener(f model.Farm, queueTimeouts bool) *listenerv3.Listener {
 		MergeSlashes:              true,
 		CommonHttpProtocolOptions: connectionOptions(f.Frontend),
 		LocalReplyConfig:          localReplies(),
+		AccessLog:                 accessLogs(f.Frontend.AccessLog),
 		HttpFilters: append(filters, &hcmv3.HttpFilter{
 			Name:       "envoy.filters.http.router",
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
@@ -206,33 +211,40 @@ func farmListener(f model.Farm, queueTimeouts bool) *listenerv3.Listener {
 }
 
 // routeConfig has a virtual host per site; a request for a host no site
-// names gets 404 from Envoy. The routes of a pool without a ready worker
-// that starts on demand go to the activator; those of a stopped pool (or an
-// idle one that does not start on demand) are answered by the frontend itself.
+// names gets 404 from Envoy. Every route names its site and pool for the
+// access log. Upstream responses lose any QueueHeader: only the frontend's
+// own replies carry it.
 func routeConfig(f model.Farm, pools map[string]model.Pool, b Backends) *routev3.RouteConfiguration {
-	rc := &routev3.RouteConfiguration{Name: RouteConfigName}
+	rc := &routev3.RouteConfiguration{Name: RouteConfigName, ResponseHeadersToRemove: []string{QueueHeader}}
 	for _, s := range f.Sites {
 		vh := &routev3.VirtualHost{Name: s.Name, Domains: s.Hosts}
 		limitBandwidth(vh, s.MaxBandwidthBytesPerSecond)
 		for _, r := range s.Routes {
-			pool, known := pools[r.Pool]
-			if known && routedToActivator(f, pool, b) {
-				vh.Routes = append(vh.Routes, activatorRoute(f, r)...)
-				continue
+			for _, route := range siteRoutes(f, pools, b, r) {
+				route.Metadata = routeMetadata(s.Name, r)
+				vh.Routes = append(vh.Routes, route)
 			}
-			if unavailable(f, pool) {
-				if f.RejectWithReset {
-					vh.Routes = append(vh.Routes, stoppedPoolRouteL4(r))
-				} else {
-					vh.Routes = append(vh.Routes, stoppedPoolRoute(r))
-				}
-				continue
-			}
-			vh.Routes = append(vh.Routes, routes(r, f.Frontend.RequestTimeout, f.Affinity, pools[r.Pool].QueueTimeout > 0)...)
 		}
 		rc.VirtualHosts = append(rc.VirtualHosts, vh)
 	}
 	return rc
+}
+
+// siteRoutes are the Envoy routes of one of a site's routes. Those of a pool
+// without a ready worker that starts on demand go to the activator; those
+// of a stopped pool (or an idle one that does not start on demand) are
+// answered by the frontend itself.
+func siteRoutes(f model.Farm, pools map[string]model.Pool, b Backends, r model.Route) []*routev3.Route {
+	pool, known := pools[r.Pool]
+	switch {
+	case known && routedToActivator(f, pool, b):
+		return activatorRoute(f, r)
+	case unavailable(f, pool) && f.RejectWithReset:
+		return []*routev3.Route{stoppedPoolRouteL4(r)}
+	case unavailable(f, pool):
+		return []*routev3.Route{stoppedPoolRoute(r)}
+	}
+	return routes(r, f.Frontend.RequestTimeout, f.Affinity, pool.QueueTimeout > 0)
 }
 
 // routes send a path prefix to its pool (or to the cache tier in front of
