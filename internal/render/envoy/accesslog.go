@@ -62,7 +62,10 @@ var accessLogFields = map[string]string{
 	"pool":          "%METADATA(ROUTE:" + logMetadata + ":pool)%",
 	"cachePolicy":   "%METADATA(ROUTE:" + logMetadata + ":cachePolicy)%",
 	// The upstream that answered: a pool's worker, or a cache tier's pod.
-	"worker":      "%UPSTREAM_HOST%",
+	"worker": "%UPSTREAM_HOST%",
+	// The name of the pool's worker pod that made the answer (for a cache
+	// hit, the one that made the cached answer).
+	"workerPod":   "%RESP(" + workerHeader + ")%",
 	"cacheStatus": "%RESP(" + cacheStatusHeader + ")%",
 	// Envoy's formatters have no default value; CEL gives one.
 	"queue":      "%CEL('" + queueKey + "' in response.headers ? response.headers['" + queueKey + "'] : '" + QueueServed + "')%",
@@ -73,6 +76,10 @@ var accessLogFields = map[string]string{
 // cacheStatusHeader is on the cache tier's answers: HIT, MISS, EXPIRED...
 // (nginx's $upstream_cache_status, internal/render/nginx/templates/cache.tmpl).
 const cacheStatusHeader = "X-Cache-Status"
+
+// workerHeader is on a pool worker's answers: its pod's name
+// (internal/render/nginx/templates/pool.tmpl).
+const workerHeader = "X-Webfarm-Worker"
 
 // queueKey is QueueHeader as Envoy's header maps key it.
 var queueKey = strings.ToLower(QueueHeader)

@@ -168,6 +168,8 @@ func TestTheAccessLogHasALineForEachRequestWithItsSitePoolWorkerAndCacheStatus(t
 		w["queue"], w["clientAddress"], w["bytesIn"], w["bytesOut"] = envoy.QueueServed, "127.0.0.1", 0, answers[i].bytes
 		// Plain HTTP: no TLS version, no SNI.
 		w["tlsVersion"], w["sni"] = nil, nil
+		// These workers do not name their pod.
+		w["workerPod"] = nil
 		checkFields(t, l, w)
 		if answers[i].status != int(l["status"].(float64)) {
 			t.Errorf("%s: the client got %d, the log says %v", r.path, answers[i].status, l["status"])
@@ -208,6 +210,7 @@ func mustJSON(t *testing.T, v any) []byte {
 func queueWorker(t *testing.T, timeout time.Duration) (srv *httptest.Server, held chan struct{}, release chan struct{}) {
 	held, release = make(chan struct{}, 1), make(chan struct{})
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Webfarm-Worker", "web-0")
 		if at, err := strconv.ParseInt(r.Header.Get(model.QueuedAtHeader), 10, 64); err == nil && time.Since(time.UnixMilli(at)) > timeout {
 			w.WriteHeader(model.QueueTimeoutStatus)
 			return
@@ -298,14 +301,15 @@ func TestTheAccessLogSaysWhatThePoolsQueueDidWithEachRequest(t *testing.T) {
 	}
 	workerAddress := address(t, srv.URL)
 	for _, l := range byQueue[envoy.QueueServed] {
-		checkFields(t, l, map[string]any{"site": "www", "pool": "web", "status": 200, "responseFlags": "-", "worker": workerAddress})
+		checkFields(t, l, map[string]any{"site": "www", "pool": "web", "status": 200, "responseFlags": "-", "worker": workerAddress, "workerPod": "web-0"})
 	}
 	// Envoy refused it at once: it never reached a worker (UO: upstream overflow).
 	checkFields(t, byQueue[envoy.QueueRejected][0], map[string]any{
 		"path": "/overflow", "site": "www", "pool": "web", "status": 503, "responseFlags": "UO", "worker": nil, "upstreamTimeMs": nil,
 	})
 	for _, l := range byQueue[envoy.QueueTimedOut] {
-		checkFields(t, l, map[string]any{"site": "www", "pool": "web", "status": 503, "worker": workerAddress})
+		// The frontend's 503 replaces the worker's answer, and its headers.
+		checkFields(t, l, map[string]any{"site": "www", "pool": "web", "status": 503, "worker": workerAddress, "workerPod": nil})
 		if !strings.HasPrefix(l["path"].(string), "/queued-") {
 			t.Errorf("%s timed out in the queue; only the queued requests waited", l["path"])
 		}
