@@ -2120,6 +2120,23 @@ func TestAPIServerFillsInIISDefaults(t *testing.T) {
 		    type: Cookie
 		    cookie: {}
 	`, &cookieFarm)
+	// accessLog has no default of its own (objects stored before it existed
+	// read the same); the model logs every request without it.
+	var loggedFarm v1.WebFarm
+	create(`
+		apiVersion: webfarm.dev/v1alpha1
+		kind: WebFarm
+		metadata:
+		  name: logged-farm
+		spec:
+		  sites:
+		  - name: www
+		    hosts: [www.example.com]
+		    routes:
+		    - appPool: pool
+		  frontend:
+		    accessLog: {}
+	`, &loggedFarm)
 
 	deref32 := func(p *int32) any {
 		if p == nil {
@@ -2233,8 +2250,9 @@ func TestAPIServerFillsInIISDefaults(t *testing.T) {
 		{"WebFarm spec.frontend.requestTimeout", string(farm.Spec.Frontend.RequestTimeout), v1.DefaultRequestTimeout},
 		{"WebFarm spec.frontend.keepAlive", derefBool(farm.Spec.Frontend.KeepAlive), true},
 		{"WebFarm spec.frontend.compression", derefBool(farm.Spec.Frontend.Compression), false},
-		{"WebFarm spec.frontend.accessLog.enabled", derefBool(farm.Spec.Frontend.AccessLog.Enabled), true},
-		{"WebFarm spec.frontend.accessLog.samplePercent", farm.Spec.Frontend.AccessLog.SamplePercent, int32(v1.DefaultAccessLogPercent)},
+		{"WebFarm spec.frontend.accessLog is left unset", farm.Spec.Frontend.AccessLog, v1.AccessLog{}},
+		{"WebFarm spec.frontend.accessLog.enabled", derefBool(loggedFarm.Spec.Frontend.AccessLog.Enabled), true},
+		{"WebFarm spec.frontend.accessLog.samplePercent", loggedFarm.Spec.Frontend.AccessLog.SamplePercent, int32(v1.DefaultAccessLogPercent)},
 		{"WebFarm spec.frontend.cpu", qty(farm.Spec.Frontend.CPU), canon(v1.DefaultFrontendCPU)},
 		{"WebFarm spec.frontend.memory", qty(farm.Spec.Frontend.Memory), canon(v1.DefaultFrontendMemory)},
 		{"WebFarm spec.unavailableResponse", farm.Spec.UnavailableResponse, v1.UnavailableL7},

@@ -212,10 +212,10 @@ type Frontend struct {
 
 	// accessLog writes a JSON line per request (site, pool, worker, status,
 	// timings, what the pool's queue did) to each frontend replica's
-	// standard output, where "kubectl logs" reads it.
+	// standard output, where "kubectl logs" reads it. Unset, every request
+	// is logged.
 	//
 	// +optional
-	// +default={}
 	AccessLog AccessLog `json:"accessLog,omitzero"`
 
 	// cpu is the CPU each Envoy replica requests and is limited to.
