@@ -8,7 +8,6 @@ import (
 	streamv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
 	headertometadatav3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/header_to_metadata/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
-	celv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/formatter/cel/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -67,7 +66,8 @@ var accessLogFields = map[string]string{
 	// hit, the one that made the cached answer).
 	"workerPod":   "%RESP(" + workerHeader + ")%",
 	"cacheStatus": "%RESP(" + cacheStatusHeader + ")%",
-	// Envoy's formatters have no default value; CEL gives one.
+	// Envoy's formatters have no default value; CEL (built into Envoy's
+	// formatter) gives one.
 	"queue":      "%CEL('" + queueKey + "' in response.headers ? response.headers['" + queueKey + "'] : '" + QueueServed + "')%",
 	"tlsVersion": "%DOWNSTREAM_TLS_VERSION%",
 	"sni":        "%REQUESTED_SERVER_NAME%",
@@ -106,8 +106,7 @@ func accessLogs(l model.AccessLog) []*accesslogv3.AccessLog {
 		Name: "envoy.access_loggers.stdout",
 		ConfigType: &accesslogv3.AccessLog_TypedConfig{TypedConfig: mustAny(&streamv3.StdoutAccessLog{
 			AccessLogFormat: &streamv3.StdoutAccessLog_LogFormat{LogFormat: &corev3.SubstitutionFormatString{
-				Format:     &corev3.SubstitutionFormatString_JsonFormat{JsonFormat: format},
-				Formatters: []*corev3.TypedExtensionConfig{{Name: "envoy.formatter.cel", TypedConfig: mustAny(&celv3.Cel{})}},
+				Format: &corev3.SubstitutionFormatString_JsonFormat{JsonFormat: format},
 			}},
 		})},
 	}
