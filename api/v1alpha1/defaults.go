@@ -12,6 +12,7 @@ const (
 	DefaultFrontendCPU        = "500m"
 	DefaultFrontendMemory     = "256Mi"
 	DefaultAffinityCookieName = "WEBFARM_AFFINITY"
+	DefaultAccessLogPercent   = 100
 	DefaultPathPrefix         = "/"
 	DefaultPoolReplicas       = 2
 	DefaultRolloutMaxSurge    = 1

@@ -950,6 +950,44 @@ func TestManifestsThatAreRefused(t *testing.T) {
 			want: []string{`spec.frontend.requestTimeout: Invalid value: "30s30s"`, "should match"},
 		},
 		{
+			name: "an access log sampling 0 percent of requests is refused (enabled: false turns it off)",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				  frontend:
+				    accessLog:
+				      samplePercent: 0
+			`,
+			want: []string{"spec.frontend.accessLog.samplePercent", "should be greater than or equal to 1"},
+		},
+		{
+			name: "an access log sampling 101 percent of requests is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				  frontend:
+				    accessLog:
+				      samplePercent: 101
+			`,
+			want: []string{"spec.frontend.accessLog.samplePercent", "should be less than or equal to 100"},
+		},
+		{
 			name: "a frontend CPU of -1 is refused",
 			manifest: `
 				apiVersion: webfarm.dev/v1alpha1
@@ -1967,9 +2005,31 @@ func TestManifestsThatAreAccepted(t *testing.T) {
 				    compression: true
 				    cpu: "1"
 				    memory: 512Mi
+				    accessLog:
+				      enabled: true
+				      samplePercent: 1
 				  sessionAffinity:
 				    type: ClientIP
 				  unavailableResponse: L4
+			`,
+		},
+		{
+			name: "an access log turned off, or sampling every request, is accepted",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				  frontend:
+				    accessLog:
+				      enabled: false
+				      samplePercent: 100
 			`,
 		},
 		{
@@ -2192,6 +2252,23 @@ func TestAPIServerFillsInIISDefaults(t *testing.T) {
 		    type: Cookie
 		    cookie: {}
 	`, &cookieFarm)
+	// accessLog has no default of its own (objects stored before it existed
+	// read the same); the model logs every request without it.
+	var loggedFarm v1.WebFarm
+	create(`
+		apiVersion: webfarm.dev/v1alpha1
+		kind: WebFarm
+		metadata:
+		  name: logged-farm
+		spec:
+		  sites:
+		  - name: www
+		    hosts: [www.example.com]
+		    routes:
+		    - appPool: pool
+		  frontend:
+		    accessLog: {}
+	`, &loggedFarm)
 
 	deref32 := func(p *int32) any {
 		if p == nil {
@@ -2306,6 +2383,9 @@ func TestAPIServerFillsInIISDefaults(t *testing.T) {
 		{"WebFarm spec.frontend.webSocketIdleTimeout", string(farm.Spec.Frontend.WebSocketIdleTimeout), v1.DefaultWebSocketIdle},
 		{"WebFarm spec.frontend.keepAlive", derefBool(farm.Spec.Frontend.KeepAlive), true},
 		{"WebFarm spec.frontend.compression", derefBool(farm.Spec.Frontend.Compression), false},
+		{"WebFarm spec.frontend.accessLog is left unset", farm.Spec.Frontend.AccessLog, v1.AccessLog{}},
+		{"WebFarm spec.frontend.accessLog.enabled", derefBool(loggedFarm.Spec.Frontend.AccessLog.Enabled), true},
+		{"WebFarm spec.frontend.accessLog.samplePercent", loggedFarm.Spec.Frontend.AccessLog.SamplePercent, int32(v1.DefaultAccessLogPercent)},
 		{"WebFarm spec.frontend.cpu", qty(farm.Spec.Frontend.CPU), canon(v1.DefaultFrontendCPU)},
 		{"WebFarm spec.frontend.memory", qty(farm.Spec.Frontend.Memory), canon(v1.DefaultFrontendMemory)},
 		{"WebFarm spec.unavailableResponse", farm.Spec.UnavailableResponse, v1.UnavailableL7},

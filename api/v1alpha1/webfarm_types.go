@@ -227,6 +227,14 @@ type Frontend struct {
 	// +optional
 	ClientAddress ClientAddress `json:"clientAddress,omitzero"`
 
+	// accessLog writes a JSON line per request (site, pool, worker, status,
+	// timings, what the pool's queue did) to each frontend replica's
+	// standard output, where "kubectl logs" reads it. Unset, every request
+	// is logged.
+	//
+	// +optional
+	AccessLog AccessLog `json:"accessLog,omitzero"`
+
 	// cpu is the CPU each Envoy replica requests and is limited to.
 	//
 	// +optional
@@ -287,6 +295,24 @@ type ClientAddress struct {
 // +kubebuilder:validation:MaxLength=43
 // +kubebuilder:validation:XValidation:rule="isCIDR(self)",message="must be a CIDR such as 10.0.0.0/8"
 type CIDR string
+
+// AccessLog configures the frontend's access log.
+type AccessLog struct {
+	// enabled writes the access log; false writes none.
+	//
+	// +optional
+	// +default=true
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// samplePercent is the percentage of requests logged, each request drawn
+	// at random on its own (a busy farm's log at a fraction of the volume).
+	//
+	// +optional
+	// +default=100
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	SamplePercent int32 `json:"samplePercent,omitempty"`
+}
 
 // FrontendService configures the Service in front of the Envoy pods.
 //

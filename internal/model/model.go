@@ -127,6 +127,7 @@ type Frontend struct {
 	CPUMilli             int64
 	MemoryBytes          int64
 	ClientAddress        ClientAddress
+	AccessLog            AccessLog
 }
 
 // ClientAddress is how the frontend finds the client's address behind
@@ -140,6 +141,13 @@ type ClientAddress struct {
 	TrustedNetworks []netip.Prefix
 	// ProxyProtocol: each connection starts with a PROXY protocol header.
 	ProxyProtocol bool
+}
+
+// AccessLog is the resolved access log of the frontend.
+type AccessLog struct {
+	Enabled bool
+	// SamplePercent of requests are logged, in [1, 100].
+	SamplePercent int32
 }
 
 // Session affinity types, as the WebFarm API spells them.

@@ -39,10 +39,17 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 			Compression:          deref(fe.Compression, false),
 			CPUMilli:             quantityOr(fe.CPU, v1.DefaultFrontendCPU).MilliValue(),
 			MemoryBytes:          errs.bytes("frontend.memory", quantityOr(fe.Memory, v1.DefaultFrontendMemory)),
+			AccessLog: AccessLog{
+				Enabled:       deref(fe.AccessLog.Enabled, true),
+				SamplePercent: orDefault(fe.AccessLog.SamplePercent, v1.DefaultAccessLogPercent),
+			},
 		},
 		Affinity: Affinity{Type: orDefault(string(f.Spec.SessionAffinity.Type), string(v1.AffinityNone))},
 	}
 	out.Frontend.ClientAddress = resolveClientAddress(fe.ClientAddress, &errs)
+	if p := out.Frontend.AccessLog.SamplePercent; p < 1 || p > 100 {
+		errs.add(fmt.Sprintf("frontend.accessLog.samplePercent %d: between 1 and 100", p))
+	}
 	if out.Affinity.Type == string(v1.AffinityCookie) {
 		c := f.Spec.SessionAffinity.Cookie
 		if c == nil {

@@ -76,7 +76,8 @@ func TestResolveAppliesTheIISDefaultsToEmptyFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	if farm.Frontend.Replicas != 2 || farm.Frontend.ConnectionTimeout != 120*time.Second ||
-		farm.Frontend.WebSocketIdleTimeout != 300*time.Second || farm.Affinity.Type != "None" || farm.RejectWithReset {
+		farm.Frontend.WebSocketIdleTimeout != 300*time.Second || farm.Affinity.Type != "None" || farm.RejectWithReset ||
+		farm.Frontend.AccessLog != (model.AccessLog{Enabled: true, SamplePercent: 100}) {
 		t.Errorf("farm defaults wrong: %+v", farm)
 	}
 }
@@ -102,6 +103,19 @@ func TestResolve(t *testing.T) {
 			}
 			return err
 		}, ""},
+		{"an access log turned off and sampled keeps both settings", func() error {
+			m, err := model.ResolveFarm(&v1.WebFarm{Spec: v1.WebFarmSpec{Frontend: v1.Frontend{
+				AccessLog: v1.AccessLog{Enabled: new(false), SamplePercent: 10}}}}, model.Platform{})
+			if err == nil && m.Frontend.AccessLog != (model.AccessLog{Enabled: false, SamplePercent: 10}) {
+				t.Errorf("access log %+v", m.Frontend.AccessLog)
+			}
+			return err
+		}, ""},
+		{"an access log sampling more than 100 percent is refused", func() error {
+			_, err := model.ResolveFarm(&v1.WebFarm{Spec: v1.WebFarmSpec{Frontend: v1.Frontend{
+				AccessLog: v1.AccessLog{SamplePercent: 150}}}}, model.Platform{})
+			return err
+		}, "frontend.accessLog.samplePercent 150: between 1 and 100"},
 		{"a host name in two sites is refused, naming both sites", func() error {
 			_, err := model.ResolveFarm(&v1.WebFarm{Spec: v1.WebFarmSpec{Sites: []v1.Site{
 				{Name: "a", Hosts: []v1.Hostname{"x.example", "shop.example"}, Routes: []v1.Route{{AppPool: "p"}}},

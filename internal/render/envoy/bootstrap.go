@@ -196,9 +196,11 @@ func socketAddress(host string, port uint32) *corev3.Address {
 	}}}
 }
 
+// mustAny packs m deterministically: a map inside (a JSON log format) would
+// otherwise change the bytes, and so the version, from one render to the next.
 func mustAny(m proto.Message) *anypb.Any {
-	a, err := anypb.New(m)
-	if err != nil {
+	a := &anypb.Any{}
+	if err := anypb.MarshalFrom(a, m, proto.MarshalOptions{Deterministic: true}); err != nil {
 		panic(err) // only for messages of this package, which always marshal
 	}
 	return a

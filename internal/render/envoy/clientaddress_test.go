@@ -17,6 +17,7 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/internal/testutil/localenvoy"
 )
 
 // echoWorker answers with the request headers a pool would see and its name.
@@ -39,7 +40,7 @@ func echoWorker(t *testing.T, name string) int {
 }
 
 // clientFarm is one site, www.example, on pool web with these workers.
-func clientFarm(t *testing.T, address v1.ClientAddress, affinity v1.AffinityType, workers ...string) string {
+func clientFarm(t *testing.T, address v1.ClientAddress, affinity v1.AffinityType, workers ...string) *localenvoy.Frontend {
 	t.Helper()
 	var ports []int
 	for _, w := range workers {
@@ -49,7 +50,7 @@ func clientFarm(t *testing.T, address v1.ClientAddress, affinity v1.AffinityType
 		Sites:           []v1.Site{{Name: "www", Hosts: []v1.Hostname{"www.example"}, Routes: []v1.Route{{AppPool: "web"}}}},
 		Frontend:        v1.Frontend{ClientAddress: address},
 		SessionAffinity: v1.SessionAffinity{Type: affinity},
-	}}, map[string][]int{"web": ports}).URL
+	}}, map[string][]int{"web": ports})
 }
 
 func TestTheClientAddressIsWhatTheTrustedProxiesSay(t *testing.T) {
@@ -79,7 +80,7 @@ func TestTheClientAddressIsWhatTheTrustedProxiesSay(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			url := clientFarm(t, tt.address, v1.AffinityNone, "w1")
+			fe := clientFarm(t, tt.address, v1.AffinityNone, "w1")
 			var headers []string
 			if tt.forwarded != "" {
 				headers = append(headers, "X-Forwarded-For", tt.forwarded)
@@ -89,7 +90,7 @@ func TestTheClientAddressIsWhatTheTrustedProxiesSay(t *testing.T) {
 			}
 			// A client cannot choose the address the pool sees.
 			headers = append(headers, envoy.RealIPHeader, "192.0.2.66")
-			h, _ := get(t, url+"/", "www.example", headers...)
+			h, _ := get(t, fe.URL+"/", "www.example", headers...)
 			if got := h.Get("Seen-" + envoy.RealIPHeader); got != tt.client {
 				t.Errorf("the pool saw client %q, want %q", got, tt.client)
 			}
@@ -102,6 +103,10 @@ func TestTheClientAddressIsWhatTheTrustedProxiesSay(t *testing.T) {
 			}
 			if got := h.Get("Seen-X-Forwarded-Proto"); got != tt.xfp {
 				t.Errorf("the pool saw X-Forwarded-Proto %q, want %q", got, tt.xfp)
+			}
+			lines := accessLog(t, fe)
+			if got, _ := lines[len(lines)-1]["clientAddress"].(string); !strings.HasPrefix(got, tt.client) {
+				t.Errorf("the access log's clientAddress is %q, want %s", got, tt.client)
 			}
 		})
 	}
@@ -148,7 +153,7 @@ func rawGet(t *testing.T, frontendURL string, preamble []byte) http.Header {
 }
 
 func TestThePROXYProtocolGivesTheClientsAddress(t *testing.T) {
-	url := clientFarm(t, v1.ClientAddress{ProxyProtocol: ptr.To(true)}, v1.AffinityNone, "w1")
+	url := clientFarm(t, v1.ClientAddress{ProxyProtocol: ptr.To(true)}, v1.AffinityNone, "w1").URL
 	_, port, _ := strings.Cut(strings.TrimPrefix(url, "http://"), ":")
 	tests := []struct {
 		name     string
@@ -204,7 +209,7 @@ func TestAffinityBehindALoadBalancerFollowsTheRealClient(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			url := clientFarm(t, v1.ClientAddress{TrustedHops: 1}, tt.affinity, "w1", "w2", "w3")
+			url := clientFarm(t, v1.ClientAddress{TrustedHops: 1}, tt.affinity, "w1", "w2", "w3").URL
 			used := map[string]bool{}
 			for i := range 24 {
 				var first string

@@ -131,6 +131,14 @@ func frontend(t *testing.T, workerPort int, edit func(*v1.WebFarm)) *localenvoy.
 // static content with the API's defaults) have these workers' ports.
 func frontendFor(t *testing.T, wf *v1.WebFarm, workers map[string][]int) *localenvoy.Frontend {
 	t.Helper()
+	return startFrontend(t, wf, workers, nil, nil)
+}
+
+// startFrontend runs the rendered frontend of farm wf: its pools have these
+// workers' ports and the given specs (unnamed: static content with the API's
+// defaults), its cache tiers these ports.
+func startFrontend(t *testing.T, wf *v1.WebFarm, workers map[string][]int, specs map[string]v1.AppPoolSpec, caches map[string]int) *localenvoy.Frontend {
+	t.Helper()
 	wf.Name, wf.Namespace = "contoso", "web"
 	platform := model.Platform{XDSHost: "127.0.0.1", XDSPort: 18000}
 	farm, err := model.ResolveFarm(wf, platform)
@@ -139,8 +147,11 @@ func frontendFor(t *testing.T, wf *v1.WebFarm, workers map[string][]int) *locale
 	}
 	pools, backends := map[string]model.Pool{}, envoy.Backends{}
 	for name, ports := range workers {
-		pool, err := model.ResolvePool(&v1.AppPool{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "web"},
-			Spec: v1.AppPoolSpec{Content: &v1.Content{ConfigMap: v1.ConfigMapContent{Name: "site"}}}}, platform)
+		spec, ok := specs[name]
+		if !ok {
+			spec = v1.AppPoolSpec{Content: &v1.Content{ConfigMap: v1.ConfigMapContent{Name: "site"}}}
+		}
+		pool, err := model.ResolvePool(&v1.AppPool{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "web"}, Spec: spec}, platform)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,6 +159,9 @@ func frontendFor(t *testing.T, wf *v1.WebFarm, workers map[string][]int) *locale
 		for _, port := range ports {
 			backends[envoy.PoolCluster(name)] = append(backends[envoy.PoolCluster(name)], envoy.Endpoint{Address: "127.0.0.1", Port: uint32(port)})
 		}
+	}
+	for policy, port := range caches {
+		backends[envoy.CacheCluster(policy)] = []envoy.Endpoint{{Address: "127.0.0.1", Port: uint32(port)}}
 	}
 	routing, err := envoy.FarmRouting(farm, pools, backends)
 	if err != nil {

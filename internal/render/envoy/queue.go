@@ -67,8 +67,9 @@ const (
 )
 
 // localReplies rewrite the bodies of the 503s Envoy answers itself: a full
-// queue (response flag UO, upstream overflow) and a pool without a ready
-// worker (UH). Both say Retry-After, as HTTP.sys's 503 invites a retry.
+// queue (response flag UO, upstream overflow; QueueHeader says so) and a
+// pool without a ready worker (UH). Both say Retry-After, as HTTP.sys's 503
+// invites a retry.
 func localReplies() *hcmv3.LocalReplyConfig {
 	mapper := func(flag, body string) *hcmv3.ResponseMapper {
 		return &hcmv3.ResponseMapper{
@@ -77,7 +78,7 @@ func localReplies() *hcmv3.LocalReplyConfig {
 			}},
 			StatusCode:   wrapperspb.UInt32(503),
 			Body:         &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: body}},
-			HeadersToAdd: []*corev3.HeaderValueOption{setHeader("Retry-After", retryAfterValue)},
+			HeadersToAdd: []*corev3.HeaderValueOption{setHeader("Retry-After", retryAfterValue), setHeader(QueueHeader, QueueRejected)},
 		}
 	}
 	return &hcmv3.LocalReplyConfig{Mappers: []*hcmv3.ResponseMapper{
@@ -91,6 +92,7 @@ func localReplies() *hcmv3.LocalReplyConfig {
 // it when it takes the request, as IIS checks AspQueueTimeout when a request
 // leaves the queue). The workers answer a status of their own for it, so
 // that the frontend's counters keep these apart from the application's 503s.
+// QueueHeader says so, for the client and the access log.
 //
 // Envoy marks the custom response filter's API work in progress; it is the
 // only filter that turns an upstream status into a local reply without a
@@ -123,7 +125,7 @@ func QueueTimeoutFilter() *hcmv3.HttpFilter {
 								TypedConfig: mustAny(&localresponsepolicyv3.LocalResponsePolicy{
 									StatusCode:           wrapperspb.UInt32(503),
 									Body:                 &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: QueueTimeoutBody}},
-									ResponseHeadersToAdd: []*corev3.HeaderValueOption{setHeader("Retry-After", retryAfterValue)},
+									ResponseHeadersToAdd: []*corev3.HeaderValueOption{setHeader("Retry-After", retryAfterValue), setHeader(QueueHeader, QueueTimedOut)},
 								}),
 							},
 						}},

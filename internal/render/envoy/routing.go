@@ -163,7 +163,11 @@ func anyQueueTimeout(f model.Farm, pools map[string]model.Pool) bool {
 }
 
 func farmListener(f model.Farm, queueTimeouts bool) *listenerv3.Listener {
-	filters := affinityFilters(f.Affinity)
+	var filters []*hcmv3.HttpFilter
+	if f.Frontend.AccessLog.Enabled {
+		filters = append(filters, pathRecorder())
+	}
+	filters = append(filters, affinityFilters(f.Affinity)...)
 	if queueTimeouts {
 		filters = append(filters, QueueTimeoutFilter())
 	}
@@ -188,6 +192,7 @@ func farmListener(f model.Farm, queueTimeouts bool) *listenerv3.Listener {
 		// WebSocket upgrades pass to the pools (webSocketRoute bounds them).
 		UpgradeConfigs:   []*hcmv3.HttpConnectionManager_UpgradeConfig{{UpgradeType: webSocketUpgrade}},
 		LocalReplyConfig: localReplies(),
+		AccessLog:        accessLogs(f.Frontend.AccessLog),
 		HttpFilters: append(filters, &hcmv3.HttpFilter{
 			Name:       "envoy.filters.http.router",
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
@@ -210,36 +215,43 @@ func httpFilterChain(hcm *hcmv3.HttpConnectionManager) *listenerv3.FilterChain {
 }
 
 // routeConfig has a virtual host per site; a request for a host no site
-// names gets 404 from Envoy. The routes of a pool without a ready worker
-// that starts on demand go to the activator; those of a stopped pool (or an
-// idle one that does not start on demand) are answered by the frontend itself.
+// names gets 404 from Envoy. Every route names its site and pool for the
+// access log. Upstream responses lose any QueueHeader: only the frontend's
+// own replies carry it.
 func routeConfig(f model.Farm, pools map[string]model.Pool, b Backends) *routev3.RouteConfiguration {
-	rc := &routev3.RouteConfiguration{Name: RouteConfigName,
+	rc := &routev3.RouteConfiguration{Name: RouteConfigName, ResponseHeadersToRemove: []string{QueueHeader},
 		RequestHeadersToAdd: []*corev3.HeaderValueOption{setHeader(RealIPHeader, "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%")}}
 	for _, s := range f.Sites {
 		vh := &routev3.VirtualHost{Name: s.Name, Domains: s.Hosts}
 		limitBandwidth(vh, s.MaxBandwidthBytesPerSecond)
 		for _, r := range s.Routes {
-			pool, known := pools[r.Pool]
-			if known && routedToActivator(f, pool, b) {
-				vh.Routes = append(vh.Routes, activatorRoute(f, r)...)
-				continue
+			for _, route := range siteRoutes(f, pools, b, r) {
+				route.Metadata = routeMetadata(s.Name, r)
+				vh.Routes = append(vh.Routes, route)
 			}
-			if unavailable(f, pool) {
-				if f.RejectWithReset {
-					vh.Routes = append(vh.Routes, stoppedPoolRouteL4(r))
-				} else {
-					vh.Routes = append(vh.Routes, stoppedPoolRoute(r))
-				}
-				continue
-			}
-			stamp := pools[r.Pool].QueueTimeout > 0
-			vh.Routes = append(vh.Routes, webSocketRoute(r, f.Frontend.WebSocketIdleTimeout, f.Affinity, stamp))
-			vh.Routes = append(vh.Routes, routes(r, f.Frontend.RequestTimeout, f.Affinity, stamp)...)
 		}
 		rc.VirtualHosts = append(rc.VirtualHosts, vh)
 	}
 	return rc
+}
+
+// siteRoutes are the Envoy routes of one of a site's routes. Those of a pool
+// without a ready worker that starts on demand go to the activator; those
+// of a stopped pool (or an idle one that does not start on demand) are
+// answered by the frontend itself.
+func siteRoutes(f model.Farm, pools map[string]model.Pool, b Backends, r model.Route) []*routev3.Route {
+	pool, known := pools[r.Pool]
+	switch {
+	case known && routedToActivator(f, pool, b):
+		return activatorRoute(f, r)
+	case unavailable(f, pool) && f.RejectWithReset:
+		return []*routev3.Route{stoppedPoolRouteL4(r)}
+	case unavailable(f, pool):
+		return []*routev3.Route{stoppedPoolRoute(r)}
+	}
+	stamp := pool.QueueTimeout > 0
+	return append([]*routev3.Route{webSocketRoute(r, f.Frontend.WebSocketIdleTimeout, f.Affinity, stamp)},
+		routes(r, f.Frontend.RequestTimeout, f.Affinity, stamp)...)
 }
 
 // routes send a path prefix to its pool (or to the cache tier in front of

@@ -25,7 +25,8 @@ func contoso() model.Farm {
 				{PathPrefix: "/", Pool: "www"},
 			}},
 		},
-		Frontend:      model.Frontend{Replicas: 2, ConnectionTimeout: 120 * time.Second, RequestTimeout: 30 * time.Second, WebSocketIdleTimeout: 300 * time.Second, KeepAlive: true},
+		Frontend: model.Frontend{Replicas: 2, ConnectionTimeout: 120 * time.Second, RequestTimeout: 30 * time.Second, WebSocketIdleTimeout: 300 * time.Second, KeepAlive: true,
+			AccessLog: model.AccessLog{Enabled: true, SamplePercent: 100}},
 		Pools:         []string{"images", "www"},
 		CachePolicies: []string{"static-content"},
 	}
@@ -103,6 +104,10 @@ func TestFarmRouting(t *testing.T) {
 			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
 				f.Frontend.ClientAddress = model.ClientAddress{TrustedHops: 2}
 			}},
+		{"an access log sampled at 10 percent draws each request at random", "routing-access-log-sampled.json", contoso(), contosoBackends(), "", "",
+			func(f *model.Farm, pools map[string]model.Pool, b Backends) { f.Frontend.AccessLog.SamplePercent = 10 }},
+		{"a farm whose access log is off has neither the log nor the filter that keeps the client's path", "routing-access-log-off.json", contoso(), contosoBackends(), "", "",
+			func(f *model.Farm, pools map[string]model.Pool, b Backends) { f.Frontend.AccessLog.Enabled = false }},
 		{"an idle pool that does not start on demand is answered 503 by the frontend", "routing-idle.json", contoso(), contosoBackends(), "", "",
 			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
 				images := pools["images"]
