@@ -8,12 +8,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -24,6 +24,7 @@ import (
 	"webfarm.dev/operator/internal/apply"
 	"webfarm.dev/operator/internal/cpu"
 	"webfarm.dev/operator/internal/health"
+	"webfarm.dev/operator/internal/lifecycle"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/render/nginx"
@@ -51,6 +52,8 @@ type AppPoolReconciler struct {
 	// Activity is when each pool last got a request, for the idle timeout
 	// (nil: no frontend statistics, no pool ever goes idle).
 	Activity *Activity
+	// Clock tells the time to decisions (nil: the real clock).
+	Clock clock.PassiveClock
 }
 
 // +kubebuilder:rbac:groups=webfarm.dev,resources=apppools,verbs=get;list;watch;patch
@@ -89,16 +92,17 @@ func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 }
 
 // reconcile returns the pool's verdict and when to look at it again (0: on
-// the next change).
+// the next change). It reads straight down: resolve the spec, check what it
+// names, gather the observations, decide, render and apply, report.
 func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (verdict, time.Duration, error) {
-	m, err := model.ResolvePool(pool, r.Platform)
+	spec, err := model.ResolvePool(pool, r.Platform)
 	if err != nil {
 		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, 0, nil
 	}
 	if r.APIReader != nil {
 		// No worker is made for content that is not there: it would wait in
 		// ContainerCreating, saying why only in its pod's events.
-		missing, err := missingContent(ctx, r.Client, r.APIReader, pool, m)
+		missing, err := missingContent(ctx, r.Client, r.APIReader, pool, spec)
 		if err != nil {
 			v, err := failed(err)
 			return v, 0, err
@@ -110,34 +114,22 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 			return verdict{Reason: v1.ReasonInvalidReference, Message: missing}, missingReferenceRecheck, nil
 		}
 	}
-	// Rapid-fail protection may stop the pool (or restart it): resolve again
-	// from the phase it decided, which sets the workers to none or back.
-	restartsBefore := pool.Status.ObservedRestart
-	stopped := applyRapidFail(pool, m.RapidFail, r.Failures, time.Now())
-	if pool.Status.ObservedRestart != restartsBefore && r.CPU != nil {
-		r.CPU.Forget(pool.Namespace + "/" + pool.Name)
-	}
-	if stopped == nil {
-		cpuWasOver := meta.IsStatusConditionTrue(pool.Status.Conditions, v1.ConditionCPULimitExceeded)
-		if v := applyCPULimit(pool, m, r.CPU); v != nil {
-			stopped = stopPool(pool, *v)
-		}
-		if c := meta.FindStatusCondition(pool.Status.Conditions, v1.ConditionCPULimitExceeded); !cpuWasOver && c != nil && c.Status == metav1.ConditionTrue {
-			r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, v1.ReasonCPULimitExceeded, "CPULimit", "%s", c.Message)
-		}
-	}
-	// The idle timeout may idle the pool (or a request start it): resolve
-	// again from the state it decided, which sets the workers to none or back.
-	m.Stopped = pool.Status.Phase == v1.PoolStopped
-	recheck := r.applyIdle(pool, m)
-	if m, err = model.ResolvePool(pool, r.Platform); err != nil {
-		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, 0, nil
-	}
-	if err := r.applyAutoscaling(ctx, pool, &m); err != nil {
+	now := r.now()
+	observed, err := r.observe(ctx, pool, spec, now)
+	if err != nil {
 		v, err := failed(err)
 		return v, 0, err
 	}
-	deployment, err := r.applyChildren(ctx, m)
+	startAsked, _ := time.Parse(time.RFC3339Nano, pool.Annotations[v1.WakeAnnotation])
+	d := lifecycle.Decide(lifecycle.Input{
+		Pool: spec, Generation: pool.Generation, Status: pool.Status,
+		Restart: pool.Annotations[v1.RestartAnnotation], StartAsked: startAsked,
+		Observed: observed, Now: now,
+	})
+	r.act(pool, d, now)
+	pool.Status = d.Status
+
+	deployment, err := r.applyChildren(ctx, spec.WithRuntime(d.Runtime()))
 	if err != nil {
 		v, err := failed(err)
 		return v, 0, err
@@ -145,10 +137,10 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 	desired, ready, _ := replicaCounts(deployment)
 	pool.Status.Replicas, pool.Status.ReadyReplicas = desired, ready
 	pool.Status.Ready = readyCount(ready, desired)
-	pool.Status.Queue.Concurrency, pool.Status.Queue.Length = ready*m.MaxConcurrentRequests, m.QueueLength
+	pool.Status.Queue.Concurrency, pool.Status.Queue.Length = ready*spec.MaxConcurrentRequests, spec.QueueLength
 	pool.Status.Selector = labels.SelectorFromSet(k8s.SelectorLabels(k8s.ComponentPool, pool.Name)).String()
-	if stopped != nil {
-		return *stopped, 0, nil
+	if d.Stop != nil {
+		return verdict{Reason: d.Stop.Reason, Message: d.Stop.Message}, 0, nil
 	}
 	pool.Status.Phase = poolPhase(desired, ready)
 	v, err := observeWorkload(ctx, r.Client, "workers", deployment)
@@ -156,7 +148,68 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 		v, err := failed(err)
 		return v, 0, err
 	}
-	return v, recheck, nil
+	return v, d.Recheck, nil
+}
+
+// observe gathers what the collectors saw of the pool.
+func (r *AppPoolReconciler) observe(ctx context.Context, pool *v1.AppPool, spec model.Pool, now time.Time) (lifecycle.Observations, error) {
+	key := types.NamespacedName{Namespace: pool.Namespace, Name: pool.Name}
+	o := lifecycle.Observations{Failures: r.Failures.Recent(key.String(), now, spec.RapidFail.Interval)}
+	if r.CPU != nil {
+		o.CPU, o.CPUMonitored = r.CPU.Latest(key.String()), true
+	}
+	if r.Activity != nil {
+		o.LastActive, o.ActivityKnown = r.Activity.LastActive(key, now), true
+	}
+	if spec.Autoscaling == nil {
+		return o, nil
+	}
+	if r.Scaling != nil {
+		if s, ok := r.Scaling.Get(key); ok {
+			o.Scale = &lifecycle.Scale{Decision: s.Decision, At: s.At}
+		}
+	}
+	var live appsv1.Deployment
+	switch err := r.Get(ctx, types.NamespacedName{Namespace: pool.Namespace, Name: k8s.PoolName(pool.Name)}, &live); {
+	case err == nil:
+		n, _, _ := replicaCounts(&live)
+		o.CurrentReplicas = &n
+	case !apierrors.IsNotFound(err):
+		return o, err
+	}
+	return o, nil
+}
+
+// act carries out what a decision asks of the operator besides the status:
+// forget what a restart wiped, count a start on demand as activity, record
+// the events and the stopped metric.
+func (r *AppPoolReconciler) act(pool *v1.AppPool, d lifecycle.Decision, now time.Time) {
+	key := types.NamespacedName{Namespace: pool.Namespace, Name: pool.Name}
+	if d.Restarted {
+		r.Failures.Forget(key.String())
+		if r.CPU != nil {
+			r.CPU.Forget(key.String())
+		}
+	}
+	if d.StartedOnDemand && r.Activity != nil {
+		r.Activity.Touch(key, now)
+	}
+	for _, e := range d.Events {
+		r.Recorder.Eventf(pool, nil, e.Type, e.Reason, e.Action, "%s", e.Message)
+	}
+	stopped := 0.0
+	if d.Stop != nil {
+		stopped = 1
+	}
+	poolStopped.WithLabelValues(pool.Namespace, pool.Name).Set(stopped)
+}
+
+// now is the reconciler's clock reading.
+func (r *AppPoolReconciler) now() time.Time {
+	if r.Clock == nil {
+		return clock.RealClock{}.Now()
+	}
+	return r.Clock.Now()
 }
 
 // applyChildren renders the pool and applies its children; it returns the live

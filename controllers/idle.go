@@ -9,15 +9,12 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/activator"
-	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/render/k8s"
 )
@@ -75,55 +72,6 @@ func (a *Activity) Forget(key types.NamespacedName) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.last, key)
-}
-
-// idleVerdict is what decideIdle found: the pool's idleSince, the event to
-// record (a reason, or none), and when to look again.
-type idleVerdict struct {
-	idleSince *metav1.Time
-	event     string
-	recheck   time.Duration
-}
-
-// decideIdle is IIS's idle timeout: a pool without requests for its timeout
-// goes idle (no workers); a start asked after it went idle brings it back.
-func decideIdle(p model.Pool, idleSince *metav1.Time, startAsked, lastActive, now time.Time) idleVerdict {
-	switch {
-	case p.IdleTimeout <= 0 || p.Stopped:
-		return idleVerdict{}
-	case idleSince != nil && startAsked.After(idleSince.Time):
-		return idleVerdict{event: v1.ReasonStartedOnDemand}
-	case idleSince != nil:
-		return idleVerdict{idleSince: idleSince}
-	}
-	if quiet := now.Sub(lastActive); quiet < p.IdleTimeout {
-		return idleVerdict{recheck: p.IdleTimeout - quiet}
-	}
-	return idleVerdict{idleSince: &metav1.Time{Time: now.Truncate(time.Second)}, event: v1.ReasonIdled}
-}
-
-// applyIdle records the pool's idle state in its status; it returns when to
-// look at the pool again (0: no need).
-func (r *AppPoolReconciler) applyIdle(pool *v1.AppPool, m model.Pool) time.Duration {
-	if r.Activity == nil {
-		// Without the frontends' statistics no pool is known to be quiet.
-		pool.Status.IdleSince = nil
-		return 0
-	}
-	key := types.NamespacedName{Namespace: pool.Namespace, Name: pool.Name}
-	now := time.Now()
-	startAsked, _ := time.Parse(time.RFC3339Nano, pool.Annotations[v1.WakeAnnotation])
-	v := decideIdle(m, pool.Status.IdleSince, startAsked, r.Activity.LastActive(key, now), now)
-	pool.Status.IdleSince = v.idleSince
-	switch v.event {
-	case v1.ReasonIdled:
-		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, v.event, "Idle", "no requests for %s: no workers until a request comes", m.IdleTimeout)
-	case v1.ReasonStartedOnDemand:
-		// The start is activity: the pool gets its timeout again.
-		r.Activity.Touch(key, now)
-		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, v.event, "Start", "a request for the idle pool starts it")
-	}
-	return v.recheck
 }
 
 // clusterPools give the activator the pools as the operator's cache sees them.

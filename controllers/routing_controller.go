@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/lifecycle"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/render/k8s"
@@ -186,7 +187,7 @@ func (r *RoutingReconciler) poolsOf(ctx context.Context, f model.Farm) (map[stri
 			return nil, err
 		}
 		if p, err := model.ResolvePool(&ap, r.Platform); err == nil {
-			pools[name] = p
+			pools[name] = p.WithRuntime(lifecycle.Recorded(p, ap.Status))
 		}
 	}
 	return pools, nil

@@ -14,6 +14,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -170,7 +171,8 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 		activity = &Activity{}
 	}
 	if err := (&AppPoolReconciler{Client: c, APIReader: mgr.GetAPIReader(), Applier: applier, Platform: platform, Recorder: recorder,
-		Failures: failures, CPU: readings, Events: poolEvents, Scaling: decisions, Activity: activity}).SetupWithManager(mgr, opts); err != nil {
+		Failures: failures, CPU: readings, Events: poolEvents, Scaling: decisions, Activity: activity,
+		Clock: clock.RealClock{}}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if opts.ActivatorAddress != "" && platform.ActivatorPort > 0 {

@@ -184,7 +184,8 @@ type Pool struct {
 	// (0: never); OnDemandStart lets a request start an idle pool.
 	IdleTimeout   time.Duration
 	OnDemandStart bool
-	// Idle: the pool went idle (status.idleSince) and has no workers.
+	// Idle: the pool went idle and has no workers (runtime state: see
+	// WithRuntime).
 	Idle bool
 
 	CPUMilli              int64
@@ -200,11 +201,33 @@ type Pool struct {
 	RapidFail RapidFail
 	// CPULimit is the CPU monitor's limit; nil: no monitoring.
 	CPULimit *CPULimit
-	// Stopped: health monitoring stopped the pool (status phase Stopped): it
-	// runs no workers and the frontend answers its routes itself.
+	// Stopped: health monitoring stopped the pool: it runs no workers and
+	// the frontend answers its routes itself (runtime state: see
+	// WithRuntime).
 	Stopped bool
 
 	Platform Platform
+}
+
+// Runtime is where a pool stands, which its spec does not say: decided by
+// internal/lifecycle, recorded in the pool's status.
+type Runtime struct {
+	// Stopped by health monitoring, or Idle after its idle timeout: either
+	// way no workers, as a stopped or idle IIS pool has no worker processes.
+	Stopped, Idle bool
+	// Replicas is the workers to run.
+	Replicas int32
+}
+
+// WithRuntime is the pool with its runtime state, as the renderers take it.
+func (p Pool) WithRuntime(rt Runtime) Pool {
+	p.Stopped, p.Idle = rt.Stopped, rt.Idle
+	replicas := rt.Replicas
+	if rt.Stopped || rt.Idle {
+		replicas = 0
+	}
+	p.Replicas = &replicas
+	return p
 }
 
 // CPU monitor actions, as the AppPool API spells them.

@@ -140,7 +140,10 @@ func resolveClientAddress(c v1.ClientAddress, errs *errList) ClientAddress {
 	return out
 }
 
-// ResolvePool turns an AppPool into the model, applying defaults for empty fields.
+// ResolvePool turns an AppPool's spec into the model, applying defaults for
+// empty fields. It reads nothing of the pool's status: where the pool stands
+// (stopped, idle, the workers decided for it) is the caller's to add with
+// WithRuntime.
 func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 	var errs errList
 	s := ap.Spec
@@ -164,14 +167,12 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 			MaxFailures: orDefault(s.RapidFailProtection.MaxFailures, v1.DefaultRapidFailMax),
 			Interval:    errs.duration("rapidFailProtection.interval", s.RapidFailProtection.Interval, v1.DefaultRapidFailInterval),
 		},
-		Stopped:       ap.Status.Phase == v1.PoolStopped,
 		IdleTimeout:   errs.duration("idle.timeout", s.Idle.Timeout, v1.DefaultIdleTimeout),
 		OnDemandStart: deref(s.Idle.OnDemandStart, true),
 		Rollout: Rollout{
 			MaxSurge:       deref(s.Rollout.MaxSurge, v1.DefaultRolloutMaxSurge),
 			MaxUnavailable: deref(s.Rollout.MaxUnavailable, 0),
 		},
-		Idle:     ap.Status.IdleSince != nil,
 		Platform: p,
 	}
 	if out.Rollout.MaxSurge+out.Rollout.MaxUnavailable < 1 {
@@ -209,11 +210,6 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 			// kernel enforces it continuously, as IIS's throttling does.
 			out.CPUMilli = max(10, out.CPUMilli*int64(l.Percent)/100)
 		}
-	}
-	if out.Stopped || out.Idle {
-		// A stopped or idle pool keeps no workers, as a stopped or idle IIS
-		// pool has no worker processes; a restart or a request brings them back.
-		out.Replicas = new(int32)
 	}
 	if c := s.Content; c != nil {
 		switch {

@@ -219,17 +219,18 @@ func TestResolvePoolCPULimit(t *testing.T) {
 		{"Report leaves the workers' CPU alone", v1.CPULimit{Percent: 25, Action: v1.CPULimitReport}, false, 400, true, 2},
 		{"an unset action reports", v1.CPULimit{Percent: 25}, false, 400, true, 2},
 		{"no limit, no monitor", v1.CPULimit{}, false, 400, false, 2},
-		{"a stopped pool runs no workers", v1.CPULimit{}, true, 400, false, 0},
+		{"a stopped pool runs no workers, whatever its spec asks", v1.CPULimit{}, true, 400, false, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ap := &v1.AppPool{Spec: v1.AppPoolSpec{Content: &v1.Content{ConfigMap: v1.ConfigMapContent{Name: "c"}}, CPU: &cpu, CPULimit: tt.limit}}
-			if tt.stopped {
-				ap.Status.Phase = v1.PoolStopped
-			}
+			// The status does not reach the model: where the pool stands is
+			// added as its runtime.
+			ap.Status.Phase = v1.PoolStopped
 			p, err := model.ResolvePool(ap, model.Platform{})
 			if err != nil {
 				t.Fatal(err)
 			}
+			p = p.WithRuntime(model.Runtime{Stopped: tt.stopped, Replicas: *p.Replicas})
 			if p.CPUMilli != tt.wantCPU || (p.CPULimit != nil) != tt.wantCopy || *p.Replicas != tt.replicas {
 				t.Errorf("cpu %dm, limit %+v, replicas %d; want %dm, limit set %v, %d", p.CPUMilli, p.CPULimit, *p.Replicas, tt.wantCPU, tt.wantCopy, tt.replicas)
 			}

@@ -1,0 +1,138 @@
+// Package lifecycle decides, once per reconcile, where an application pool
+// stands: stopped or running, idle or started, how many workers it runs, what
+// its status records and which events to raise. Decide is pure: the AppPool
+// controller gives it the pool's spec (resolved by internal/model), the status
+// it recorded, the observations the collectors made and the time; it applies
+// the decision.
+//
+// The decision is an ordered chain of small policies, as IIS applies them to
+// an application pool: an administrator's restart, rapid-fail protection,
+// the CPU monitor, the idle timeout and on-demand start, the autoscaler, and
+// the fixed size. A policy may settle the decision (a stopped pool runs no
+// workers, whatever the autoscaler says); the ones after it then do not run.
+package lifecycle
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/autoscale"
+	"webfarm.dev/operator/internal/cpu"
+	"webfarm.dev/operator/internal/health"
+	"webfarm.dev/operator/internal/model"
+)
+
+// Input is everything a decision reads.
+type Input struct {
+	// Pool is the pool's spec, resolved; Name and Namespace name it in messages.
+	Pool       model.Pool
+	Generation int64
+	// Status is the status the pool recorded at its last decision.
+	Status v1.AppPoolStatus
+	// Restart is the restart annotation's value ("" when unset).
+	Restart string
+	// StartAsked is when a request asked an idle pool to start (the wake
+	// annotation; zero when never).
+	StartAsked time.Time
+	Observed   Observations
+	Now        time.Time
+}
+
+// Observations are what the collectors saw of the pool.
+type Observations struct {
+	// Failures are the worker failures within the rapid-fail interval,
+	// oldest first.
+	Failures []health.Failure
+	// CPU is the CPU monitor's latest reading; CPUMonitored is false when
+	// no monitor runs.
+	CPU          cpu.Reading
+	CPUMonitored bool
+	// LastActive is when the pool last got a request; ActivityKnown is false
+	// without the frontends' statistics (then no pool is known to be quiet).
+	LastActive    time.Time
+	ActivityKnown bool
+	// Scale is the autoscaler's latest recommendation (nil: none yet).
+	Scale *Scale
+	// CurrentReplicas is the workers the pool's Deployment asks for now (nil:
+	// no Deployment yet).
+	CurrentReplicas *int32
+}
+
+// Scale is a recommendation of the autoscaler and when it was made.
+type Scale struct {
+	autoscale.Decision
+	At time.Time
+}
+
+// Decision is where the pool stands.
+type Decision struct {
+	// Status is the status to record; the controller adds the counts it
+	// reads from the pool's Deployment.
+	Status v1.AppPoolStatus
+	// Stop is why the pool is stopped (nil: it is not).
+	Stop *Stop
+	// Idle: the pool went idle and runs no workers until a request comes.
+	Idle bool
+	// Replicas is the workers to run.
+	Replicas int32
+	Events   []Event
+	// Recheck is when to decide again though nothing changed (0: on the
+	// next change).
+	Recheck time.Duration
+	// Restarted: a restart was acted on; the failures and CPU readings
+	// observed before it are to be forgotten.
+	Restarted bool
+	// StartedOnDemand: a request started the idle pool; it counts as
+	// activity.
+	StartedOnDemand bool
+}
+
+// Stop is a reason and a message a person can act on.
+type Stop struct {
+	Reason, Message string
+}
+
+// Event is an event to record on the pool.
+type Event struct {
+	Type, Reason, Action, Message string
+}
+
+// Runtime is the state the renderers take besides the spec.
+func (d Decision) Runtime() model.Runtime {
+	return model.Runtime{Stopped: d.Stop != nil, Idle: d.Idle, Replicas: d.Replicas}
+}
+
+// policy is one link of the chain; it returns true when it settled the
+// decision.
+type policy func(in Input, d *Decision) (settled bool)
+
+// chain is the order IIS applies them in.
+var chain = []policy{restart, rapidFail, cpuLimit, idle, autoscaling, fixedSize}
+
+// Decide runs the chain.
+func Decide(in Input) Decision {
+	d := Decision{Status: *in.Status.DeepCopy()}
+	for _, p := range chain {
+		if p(in, &d) {
+			break
+		}
+	}
+	return d
+}
+
+// condition is a condition of the pool's current generation.
+func condition(in Input, condType string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
+	return metav1.Condition{Type: condType, Status: status, Reason: reason, Message: message, ObservedGeneration: in.Generation}
+}
+
+// Recorded is the runtime state a pool's status records, for those that
+// render a pool without deciding for it (the frontends' routes).
+func Recorded(p model.Pool, status v1.AppPoolStatus) model.Runtime {
+	rt := model.Runtime{Stopped: status.Phase == v1.PoolStopped, Idle: status.IdleSince != nil, Replicas: v1.DefaultPoolReplicas}
+	if p.Replicas != nil {
+		rt.Replicas = *p.Replicas
+	}
+	return rt
+}

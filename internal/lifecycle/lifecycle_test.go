@@ -1,0 +1,217 @@
+package lifecycle
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/autoscale"
+	"webfarm.dev/operator/internal/cpu"
+	"webfarm.dev/operator/internal/health"
+	"webfarm.dev/operator/internal/model"
+)
+
+// now is the injected clock of every decision here.
+var now = time.Date(2026, 11, 22, 18, 0, 0, 0, time.UTC)
+
+func failures(n int) []health.Failure {
+	out := make([]health.Failure, n)
+	for i := range out {
+		out[i] = health.Failure{At: now.Add(time.Duration(i-n) * time.Second), Pod: fmt.Sprintf("shop-pool-%d", i), Reason: "container app exited with code 1"}
+	}
+	return out
+}
+
+func TestRapidFailProtection(t *testing.T) {
+	on := model.RapidFail{Enabled: true, MaxFailures: 5, Interval: 5 * time.Minute}
+	off := model.RapidFail{Enabled: false, MaxFailures: 5, Interval: 5 * time.Minute}
+	running := v1.AppPoolStatus{Phase: v1.PoolRunning}
+	stopped := v1.AppPoolStatus{Phase: v1.PoolStopped, ObservedRestart: "1"}
+	for _, tt := range []struct {
+		name                   string
+		status                 v1.AppPoolStatus
+		restart                string
+		rf                     model.RapidFail
+		failures               int
+		wantStopped, wantStart bool
+	}{
+		{"a pool with fewer failures than the maximum keeps running", running, "", on, 4, false, false},
+		{"the maximum number of failures within the interval stops the pool", running, "", on, 5, true, false},
+		{"with protection off, failures never stop the pool", running, "", off, 50, false, false},
+		{"a stopped pool stays stopped without new failures", stopped, "1", on, 0, true, false},
+		{"a stopped pool stays stopped when protection is turned off", stopped, "1", off, 0, true, false},
+		{"a new restart value starts a stopped pool", stopped, "2", on, 5, false, true},
+		{"a restart value already acted on changes nothing", running, "", on, 0, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Decide(Input{Pool: model.Pool{Name: "shop", RapidFail: tt.rf, Replicas: ptr.To[int32](2)}, Status: tt.status,
+				Restart: tt.restart, Observed: Observations{Failures: failures(tt.failures)}, Now: now})
+			if (d.Stop != nil) != tt.wantStopped || d.Restarted != tt.wantStart {
+				t.Errorf("stopped, restarted = %v, %v; want %v, %v", d.Stop != nil, d.Restarted, tt.wantStopped, tt.wantStart)
+			}
+			if tt.wantStopped && (d.Replicas != 0 || d.Status.Phase != v1.PoolStopped || !meta.IsStatusConditionTrue(d.Status.Conditions, v1.ConditionStopped)) {
+				t.Errorf("a stopped pool: %d workers, phase %s, conditions %v", d.Replicas, d.Status.Phase, d.Status.Conditions)
+			}
+		})
+	}
+}
+
+func TestTheCPUMonitor(t *testing.T) {
+	over := cpu.Reading{Percent: 90, Over: true, OverSince: now.Add(-10 * time.Second)}
+	limit := func(action string) model.Pool {
+		return model.Pool{Name: "shop", Replicas: ptr.To[int32](2), CPULimit: &model.CPULimit{Percent: 50, Interval: 10 * time.Second, Action: action}}
+	}
+	for _, tt := range []struct {
+		name          string
+		pool          model.Pool
+		reading       cpu.Reading
+		wantCondition metav1.ConditionStatus // "" for none
+		wantStop      bool
+	}{
+		{"Report over the limit sets the condition and keeps the pool", limit(model.CPUReport), over, metav1.ConditionTrue, false},
+		{"Shutdown over the limit stops the pool", limit(model.CPUShutdown), over, metav1.ConditionTrue, true},
+		{"a pool within its limit has the condition False", limit(model.CPUShutdown), cpu.Reading{}, metav1.ConditionFalse, false},
+		{"Throttle needs no monitor and no condition", limit(model.CPUThrottle), over, "", false},
+		{"a pool without a cpuLimit has no condition", model.Pool{Name: "shop", Replicas: ptr.To[int32](2)}, over, "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Decide(Input{Pool: tt.pool, Observed: Observations{CPU: tt.reading, CPUMonitored: true}, Now: now})
+			var got metav1.ConditionStatus
+			if c := meta.FindStatusCondition(d.Status.Conditions, v1.ConditionCPULimitExceeded); c != nil {
+				got = c.Status
+			}
+			if got != tt.wantCondition || (d.Stop != nil) != tt.wantStop {
+				t.Errorf("condition %q, stop %v; want %q, %v", got, d.Stop, tt.wantCondition, tt.wantStop)
+			}
+		})
+	}
+}
+
+func TestTheIdleTimeout(t *testing.T) {
+	idleAt := &metav1.Time{Time: now.Add(-time.Hour)}
+	pool := model.Pool{Name: "shop", Replicas: ptr.To[int32](2), IdleTimeout: 20 * time.Minute, OnDemandStart: true}
+	never := pool
+	never.IdleTimeout = 0
+	for _, tt := range []struct {
+		name        string
+		pool        model.Pool
+		status      v1.AppPoolStatus
+		startAsked  time.Time
+		lastActive  time.Time
+		wantIdle    bool
+		wantEvent   string
+		wantRecheck time.Duration
+	}{
+		{"a pool with requests 5 minutes ago stays up and looks again when its 20 minutes would pass", pool, v1.AppPoolStatus{}, time.Time{}, now.Add(-5 * time.Minute), false, "", 15 * time.Minute},
+		{"a pool without requests for 20 minutes goes idle", pool, v1.AppPoolStatus{}, time.Time{}, now.Add(-20 * time.Minute), true, v1.ReasonIdled, 0},
+		{"an idle pool stays idle until a start is asked", pool, v1.AppPoolStatus{IdleSince: idleAt}, time.Time{}, now.Add(-2 * time.Hour), true, "", 0},
+		{"a start asked before the pool went idle does not wake it", pool, v1.AppPoolStatus{IdleSince: idleAt}, idleAt.Add(-time.Minute), now.Add(-2 * time.Hour), true, "", 0},
+		{"a start asked after the pool went idle starts it", pool, v1.AppPoolStatus{IdleSince: idleAt}, now.Add(-time.Second), now.Add(-2 * time.Hour), false, v1.ReasonStartedOnDemand, 0},
+		{"a pool with idle timeout 0s never goes idle", never, v1.AppPoolStatus{}, time.Time{}, now.Add(-48 * time.Hour), false, "", 0},
+		{"turning the idle timeout off starts an idle pool", never, v1.AppPoolStatus{IdleSince: idleAt}, time.Time{}, now.Add(-48 * time.Hour), false, "", 0},
+		{"a stopped pool is not idle: its restart decides", pool, v1.AppPoolStatus{Phase: v1.PoolStopped, IdleSince: idleAt}, time.Time{}, now.Add(-48 * time.Hour), false, "", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Decide(Input{Pool: tt.pool, Status: tt.status, StartAsked: tt.startAsked,
+				Observed: Observations{LastActive: tt.lastActive, ActivityKnown: true}, Now: now})
+			var event string
+			if len(d.Events) > 0 {
+				event = d.Events[0].Reason
+			}
+			if (d.Status.IdleSince != nil) != tt.wantIdle || d.Idle != tt.wantIdle || event != tt.wantEvent || d.Recheck != tt.wantRecheck {
+				t.Errorf("idle %v, event %q, recheck %s; want %v, %q, %s", d.Status.IdleSince != nil, event, d.Recheck, tt.wantIdle, tt.wantEvent, tt.wantRecheck)
+			}
+			if tt.wantIdle && d.Replicas != 0 {
+				t.Errorf("an idle pool runs %d workers", d.Replicas)
+			}
+		})
+	}
+}
+
+func TestAutoscaledReplicas(t *testing.T) {
+	pool := model.Pool{Name: "shop", Replicas: ptr.To[int32](2), Autoscaling: &model.Autoscaling{MinReplicas: 2, MaxReplicas: 8}}
+	decided := &Scale{Decision: autoscale.Decision{Replicas: 5, Reason: "150 req/s need 5 workers"}, At: now}
+	for _, tt := range []struct {
+		name      string
+		current   *int32
+		scale     *Scale
+		want      int32
+		wantEvent string
+	}{
+		{"a new pool starts at its minimum", nil, nil, 2, ""},
+		{"a pool without a decision yet keeps its workers (a new leader)", ptr.To[int32](6), nil, 6, ""},
+		{"a pool without a decision comes into its bounds from below", ptr.To[int32](1), nil, 2, ""},
+		{"a pool without a decision comes into its bounds from above", ptr.To[int32](12), nil, 8, ""},
+		{"a decision sets the count", ptr.To[int32](3), decided, 5, v1.ReasonScaledOut},
+		{"a decision below the current count scales in", ptr.To[int32](7), decided, 5, v1.ReasonScaledIn},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Decide(Input{Pool: pool, Observed: Observations{CurrentReplicas: tt.current, Scale: tt.scale}, Now: now})
+			var event string
+			if len(d.Events) > 0 {
+				event = d.Events[0].Reason
+			}
+			if d.Replicas != tt.want || event != tt.wantEvent {
+				t.Errorf("%d replicas, event %q; want %d, %q", d.Replicas, event, tt.want, tt.wantEvent)
+			}
+		})
+	}
+}
+
+// The chain: a policy that settles the decision keeps the later ones from
+// changing it.
+func TestTheChainInTheOrderIISAppliesIt(t *testing.T) {
+	autoscaled := model.Pool{Name: "shop", Replicas: ptr.To[int32](2), RapidFail: model.RapidFail{Enabled: true, MaxFailures: 5, Interval: time.Minute},
+		Autoscaling: &model.Autoscaling{MinReplicas: 2, MaxReplicas: 8}, IdleTimeout: 20 * time.Minute, OnDemandStart: true}
+	scaleOut := &Scale{Decision: autoscale.Decision{Replicas: 6}, At: now}
+	for _, tt := range []struct {
+		name         string
+		in           Input
+		wantReplicas int32
+		wantStop     string
+		wantIdle     bool
+	}{
+		{"a pool stopped by rapid-fail runs no workers whatever the autoscaler recommends",
+			Input{Pool: autoscaled, Observed: Observations{Failures: failures(5), Scale: scaleOut}}, 0, v1.ReasonRapidFailProtection, false},
+		{"a pool stopped by the CPU monitor stays stopped with its reason once the CPU falls",
+			Input{Pool: autoscaled, Status: v1.AppPoolStatus{Phase: v1.PoolStopped, Conditions: []metav1.Condition{{Type: v1.ConditionStopped,
+				Status: metav1.ConditionTrue, Reason: v1.ReasonCPULimitExceeded, Message: "stopped by the CPU monitor"}}}}, 0, v1.ReasonCPULimitExceeded, false},
+		{"a restart starts a stopped pool and forgets the failures before it",
+			Input{Pool: autoscaled, Restart: "2", Status: v1.AppPoolStatus{Phase: v1.PoolStopped, ObservedRestart: "1"},
+				Observed: Observations{Failures: failures(9), Scale: scaleOut}}, 6, "", false},
+		{"an idle pool runs no workers whatever the autoscaler recommends",
+			Input{Pool: autoscaled, Observed: Observations{ActivityKnown: true, LastActive: now.Add(-time.Hour), Scale: scaleOut}}, 0, "", true},
+		{"a busy autoscaled pool runs what the autoscaler recommends",
+			Input{Pool: autoscaled, Observed: Observations{ActivityKnown: true, LastActive: now, Scale: scaleOut}}, 6, "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.in.Now = now
+			d := Decide(tt.in)
+			stop := ""
+			if d.Stop != nil {
+				stop = d.Stop.Reason
+			}
+			if d.Replicas != tt.wantReplicas || stop != tt.wantStop || d.Idle != tt.wantIdle {
+				t.Errorf("%d workers, stop %q, idle %v; want %d, %q, %v", d.Replicas, stop, d.Idle, tt.wantReplicas, tt.wantStop, tt.wantIdle)
+			}
+			if rt := d.Runtime(); (d.Stop != nil) != rt.Stopped || d.Idle != rt.Idle {
+				t.Errorf("runtime %+v disagrees with the decision", rt)
+			}
+		})
+	}
+}
+
+func TestTheDecisionLeavesItsInputAlone(t *testing.T) {
+	status := v1.AppPoolStatus{Phase: v1.PoolRunning, Conditions: []metav1.Condition{{Type: v1.ConditionStopped, Status: metav1.ConditionFalse}}}
+	before := status.DeepCopy()
+	Decide(Input{Pool: model.Pool{Name: "shop", RapidFail: model.RapidFail{Enabled: true, MaxFailures: 1}}, Status: status,
+		Observed: Observations{Failures: failures(1)}, Now: now})
+	if len(status.Conditions) != len(before.Conditions) || status.Phase != before.Phase || status.Conditions[0] != before.Conditions[0] {
+		t.Errorf("the input's status changed: %+v, was %+v", status, before)
+	}
+}

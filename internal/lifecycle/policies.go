@@ -1,0 +1,238 @@
+package lifecycle
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/cpu"
+	"webfarm.dev/operator/internal/model"
+)
+
+// restart: a restart annotation value not acted on yet starts the pool
+// again, with its failure count and CPU readings forgotten (IIS: starting a
+// stopped application pool).
+func restart(in Input, d *Decision) bool {
+	if in.Restart == "" || in.Restart == d.Status.ObservedRestart {
+		return false
+	}
+	d.Restarted = true
+	d.Status.ObservedRestart = in.Restart
+	d.Status.Phase = v1.PoolPending
+	return false
+}
+
+// rapidFail is IIS's rapid-fail protection: a pool whose workers fail
+// maxFailures times within interval is stopped, and stays stopped (for
+// whatever reason it was stopped) until restarted.
+func rapidFail(in Input, d *Decision) bool {
+	rf := in.Pool.RapidFail
+	recent := in.Observed.Failures
+	if d.Restarted {
+		recent = nil
+	}
+	stopped := d.Status.Phase == v1.PoolStopped || (rf.Enabled && len(recent) >= int(rf.MaxFailures))
+	if !stopped {
+		meta.RemoveStatusCondition(&d.Status.Conditions, v1.ConditionStopped)
+		d.Status.RecentFailures = int32(len(recent))
+		if len(recent) > 0 {
+			last := recent[len(recent)-1]
+			d.Status.LastFailure = fmt.Sprintf("%s: %s at %s", orPool(last.Pod), last.Reason, last.At.UTC().Format(time.RFC3339))
+		}
+		return false
+	}
+	if d.Status.Phase == v1.PoolStopped {
+		// Stopped earlier (by this protection or the CPU monitor): it stays
+		// stopped as its Stopped condition says.
+		if c := meta.FindStatusCondition(d.Status.Conditions, v1.ConditionStopped); c != nil && c.Status == metav1.ConditionTrue {
+			stop(in, d, c.Reason, c.Message)
+			return true
+		}
+	} else {
+		d.Status.RecentFailures = int32(len(recent))
+	}
+	stop(in, d, v1.ReasonRapidFailProtection, fmt.Sprintf(
+		"stopped after %d worker failures within %s (last: %s); the frontend answers its routes with 503 until a restart: %s",
+		d.Status.RecentFailures, rf.Interval, orNone(d.Status.LastFailure), restartCommand(in.Pool.Name)))
+	return true
+}
+
+// cpuLimit is IIS's CPU monitor: the pool's CPU over its limit for the
+// limit's interval is reported, and with action Shutdown stops the pool.
+// Throttle needs no monitor: the workers' CPU is capped at the limit (see
+// model.ResolvePool).
+func cpuLimit(in Input, d *Decision) bool {
+	l := in.Pool.CPULimit
+	if l == nil || l.Action == model.CPUThrottle || !in.Observed.CPUMonitored {
+		meta.RemoveStatusCondition(&d.Status.Conditions, v1.ConditionCPULimitExceeded)
+		return false
+	}
+	r := in.Observed.CPU
+	if d.Restarted {
+		r = cpu.Reading{}
+	}
+	c := condition(in, v1.ConditionCPULimitExceeded, metav1.ConditionFalse, v1.ReasonWithinLimit,
+		fmt.Sprintf("within %d%% of the pool's CPU", l.Percent))
+	if r.Over {
+		c.Status, c.Reason = metav1.ConditionTrue, v1.ReasonCPULimitExceeded
+		c.Message = fmt.Sprintf("over %d%% of the pool's CPU since %s (interval %s)", l.Percent, r.OverSince.UTC().Format(time.RFC3339), l.Interval)
+	}
+	wasOver := meta.IsStatusConditionTrue(d.Status.Conditions, v1.ConditionCPULimitExceeded)
+	meta.SetStatusCondition(&d.Status.Conditions, c)
+	if r.Over && !wasOver {
+		d.Events = append(d.Events, Event{Type: corev1.EventTypeWarning, Reason: v1.ReasonCPULimitExceeded, Action: "CPULimit", Message: c.Message})
+	}
+	if !r.Over || l.Action != model.CPUShutdown {
+		return false
+	}
+	stop(in, d, v1.ReasonCPULimitExceeded, fmt.Sprintf("stopped by the CPU monitor: %s; the frontend answers its routes with 503 until a restart: %s",
+		c.Message, restartCommand(in.Pool.Name)))
+	return true
+}
+
+// idle is IIS's idle timeout: a pool without requests for its timeout goes
+// idle (no workers); a request after it went idle starts it again.
+func idle(in Input, d *Decision) bool {
+	p := in.Pool
+	if !in.Observed.ActivityKnown {
+		// Without the frontends' statistics no pool is known to be quiet.
+		d.Status.IdleSince = nil
+		return false
+	}
+	since := d.Status.IdleSince
+	switch {
+	case p.IdleTimeout <= 0:
+		since = nil
+	case since != nil && in.StartAsked.After(since.Time):
+		since = nil
+		d.StartedOnDemand = true
+		d.Events = append(d.Events, Event{Type: corev1.EventTypeNormal, Reason: v1.ReasonStartedOnDemand, Action: "Start",
+			Message: "a request for the idle pool starts it"})
+	case since != nil:
+	default:
+		quiet := in.Now.Sub(in.Observed.LastActive)
+		if quiet < p.IdleTimeout {
+			d.Recheck = p.IdleTimeout - quiet
+			break
+		}
+		since = &metav1.Time{Time: in.Now.Truncate(time.Second)}
+		d.Events = append(d.Events, Event{Type: corev1.EventTypeNormal, Reason: v1.ReasonIdled, Action: "Idle",
+			Message: fmt.Sprintf("no requests for %s: no workers until a request comes", p.IdleTimeout)})
+	}
+	d.Status.IdleSince = since
+	if since == nil {
+		return false
+	}
+	d.Idle, d.Replicas = true, 0
+	meta.RemoveStatusCondition(&d.Status.Conditions, v1.ConditionMetricsAvailable)
+	return true
+}
+
+// autoscaling sizes the pool as the autoscaler recommends; without a
+// recommendation yet (a new pool, a new leader) the pool keeps the workers
+// it has, within its bounds.
+func autoscaling(in Input, d *Decision) bool {
+	a := in.Pool.Autoscaling
+	if a == nil {
+		meta.RemoveStatusCondition(&d.Status.Conditions, v1.ConditionMetricsAvailable)
+		return false
+	}
+	current, s := in.Observed.CurrentReplicas, in.Observed.Scale
+	d.Replicas = autoscaledReplicas(*a, current, s)
+	if s == nil {
+		return true
+	}
+	d.Status.Capacity = capacityStatus(d.Status.Capacity, s, current, d.Replicas)
+	c := condition(in, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMeasured, s.Reason)
+	if s.MetricsUnavailable {
+		c.Status, c.Reason = metav1.ConditionFalse, v1.ReasonMetricsUnavailable
+	}
+	meta.SetStatusCondition(&d.Status.Conditions, c)
+	if current != nil && *current != d.Replicas {
+		reason := v1.ReasonScaledOut
+		if d.Replicas < *current {
+			reason = v1.ReasonScaledIn
+		}
+		d.Events = append(d.Events, Event{Type: corev1.EventTypeNormal, Reason: reason, Action: "Autoscale",
+			Message: fmt.Sprintf("%d -> %d workers: %s", *current, d.Replicas, s.Reason)})
+	}
+	return true
+}
+
+// fixedSize runs the workers the spec asks for.
+func fixedSize(in Input, d *Decision) bool {
+	d.Replicas = v1.DefaultPoolReplicas
+	if in.Pool.Replicas != nil {
+		d.Replicas = *in.Pool.Replicas
+	}
+	return true
+}
+
+// stop records that health monitoring stops the pool for a reason: phase
+// Stopped and the Stopped condition, which keeps the reason across decisions
+// whatever the Ready condition says meanwhile. A stopped pool runs no
+// workers, is not idle and is not measured.
+func stop(in Input, d *Decision, reason, message string) {
+	d.Status.Phase = v1.PoolStopped
+	meta.SetStatusCondition(&d.Status.Conditions, condition(in, v1.ConditionStopped, metav1.ConditionTrue, reason, message))
+	d.Stop = &Stop{Reason: reason, Message: message}
+	d.Replicas = 0
+	d.Status.IdleSince = nil
+	meta.RemoveStatusCondition(&d.Status.Conditions, v1.ConditionMetricsAvailable)
+}
+
+func restartCommand(pool string) string {
+	return fmt.Sprintf(`kubectl annotate apppool %s %s="$(date +%%s)" --overwrite`, pool, v1.RestartAnnotation)
+}
+
+// autoscaledReplicas is the count an autoscaled pool gets: the
+// recommendation's, else the current count within the bounds, else (a new
+// pool) the minimum.
+func autoscaledReplicas(a model.Autoscaling, current *int32, s *Scale) int32 {
+	switch {
+	case s != nil:
+		return s.Replicas
+	case current != nil:
+		return min(max(*current, a.MinReplicas), a.MaxReplicas)
+	default:
+		return a.MinReplicas
+	}
+}
+
+// capacityStatus writes a recommendation's figures into status.capacity; a
+// change of the replicas sets the last scale time and reason.
+func capacityStatus(c v1.Capacity, s *Scale, current *int32, replicas int32) v1.Capacity {
+	if m := s.Measured; m != nil {
+		c.RequestsPerSecond = strconv.FormatFloat(m.RequestsPerSecond, 'f', 1, 64)
+		c.CPUCores = strconv.FormatFloat(m.CPUCores, 'f', 3, 64)
+		c.MegacyclesPerRequest = strconv.FormatFloat(m.MegacyclesPerRequest, 'f', 3, 64)
+		c.RequiredMegahertz = strconv.FormatFloat(m.RequiredMHz, 'f', 0, 64)
+		recommended := s.Recommended
+		c.RecommendedReplicas = &recommended
+	}
+	if current != nil && *current != replicas {
+		c.LastScaleTime = &metav1.Time{Time: s.At.Truncate(time.Second)}
+		c.LastScaleReason = fmt.Sprintf("%d -> %d: %s", *current, replicas, s.Reason)
+	}
+	return c
+}
+
+// orPool names who failed: a worker pod, or the pool as a whole (a burst of 5xx).
+func orPool(pod string) string {
+	if pod == "" {
+		return "the pool's workers"
+	}
+	return pod
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none recorded"
+	}
+	return s
+}
