@@ -183,3 +183,56 @@ func TestRapidFailProtectionStopsAPoolUntilItIsRestarted(t *testing.T) {
 		})
 	})
 }
+
+// IIS's "Stop application pool", from the spec: the pool stops at once, its
+// routes answer 503 from the frontend, and Started brings its workers back.
+func TestAnAdministratorStopsAndStartsAPoolFromItsSpec(t *testing.T) {
+	ns := newNamespace(t)
+	create(t, appPool(ns, "blog"), appPool(ns, "shop"), cachePolicy(ns, "static"), webFarm(ns, "contoso"))
+	node := ns + "/contoso"
+	blog := &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "blog"}}
+	state := func(want v1.PoolState, phase v1.PoolPhase, replicas int32, routed bool) func() error {
+		return func() error {
+			if err := get(blog, ns, "blog"); err != nil {
+				return err
+			}
+			if blog.Status.Phase != phase {
+				return fmt.Errorf("phase %q, want %q", blog.Status.Phase, phase)
+			}
+			d := &appsv1.Deployment{}
+			if err := get(d, ns, "blog-pool"); err != nil {
+				return err
+			}
+			if got := ptr.Deref(d.Spec.Replicas, -1); got != replicas {
+				return fmt.Errorf("workers %d, want %d", got, replicas)
+			}
+			route, err := blogRoute(node)
+			if err != nil {
+				return err
+			}
+			if routed != (route.GetRoute() != nil) || !routed && route.GetDirectResponse().GetStatus() != 503 {
+				return fmt.Errorf("blog route %v, want routed %v (else a direct 503)", route, routed)
+			}
+			return nil
+		}
+	}
+	testutil.Eventually(t, timeout, state(v1.PoolStarted, v1.PoolPending, 2, true))
+
+	start := time.Now()
+	update(t, blog, func() { blog.Spec.State = v1.PoolStateStopped })
+	testutil.Eventually(t, timeout, state(v1.PoolStateStopped, v1.PoolStopped, 0, false))
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the stop took %s to reach the frontend's routes, want under 2 s", took)
+	}
+	if err := readyCondition(blog, func() []metav1.Condition { return blog.Status.Conditions }, metav1.ConditionFalse, v1.ReasonStoppedByAdministrator); err != nil {
+		t.Error(err)
+	}
+	expectEvent(t, ns, "blog", v1.ReasonStoppedByAdministrator, "spec.state is Stopped")
+
+	update(t, blog, func() { blog.Spec.State = v1.PoolStarted })
+	testutil.Eventually(t, timeout, state(v1.PoolStarted, v1.PoolPending, 2, true))
+	expectEvent(t, ns, "blog", v1.ReasonStartedByAdministrator, "spec.state is Started")
+	if meta.FindStatusCondition(blog.Status.Conditions, v1.ConditionStopped) != nil {
+		t.Error("the started pool still has a Stopped condition")
+	}
+}

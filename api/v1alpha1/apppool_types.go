@@ -5,6 +5,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// PoolState is the state an administrator sets a pool to.
+//
+// +kubebuilder:validation:Enum=Started;Stopped
+type PoolState string
+
+const (
+	// PoolStarted pools run (unless health monitoring stopped them).
+	PoolStarted PoolState = "Started"
+	// PoolStateStopped pools run no workers until started again.
+	PoolStateStopped PoolState = "Stopped"
+)
+
 // RestartAnnotation restarts a pool that health monitoring stopped: set it to
 // a new value (for example the current time) and the operator starts the
 // pool's workers again with a fresh failure count, as "Start" does for a
@@ -67,6 +79,15 @@ type AppPoolSpec struct {
 	//
 	// +optional
 	App AppContainer `json:"app,omitzero"`
+
+	// state is Started for a pool that runs, or Stopped for one its
+	// administrator stopped (IIS "Stop application pool"): no workers, and
+	// the frontend answers its routes as the farm's unavailableResponse says
+	// (503, or a reset connection) until state is Started again.
+	//
+	// +optional
+	// +default="Started"
+	State PoolState `json:"state,omitempty"`
 
 	// replicas is the number of workers when autoscaling is not set.
 	//

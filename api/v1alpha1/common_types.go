@@ -9,9 +9,10 @@ const (
 	// ConditionDegraded is True when the object serves, but with less than was asked
 	// (some replicas missing, a pool of the farm not ready).
 	ConditionDegraded = "Degraded"
-	// ConditionStopped is True while health monitoring (rapid-fail protection
-	// or the CPU monitor) keeps an AppPool stopped; its reason and message say
-	// which and why, until the pool is restarted.
+	// ConditionStopped is True while an AppPool is stopped: by its
+	// administrator (spec.state), or by health monitoring (rapid-fail
+	// protection or the CPU monitor) until it is restarted; its reason and
+	// message say which and why.
 	ConditionStopped = "Stopped"
 	// ConditionCPULimitExceeded is True while an AppPool with a cpuLimit has
 	// been over it for the limit's interval (IIS CPU monitoring).
@@ -65,6 +66,11 @@ const (
 	ReasonStartedOnDemand = "StartedOnDemand"
 	// ReasonWithinLimit: the pool's CPU is within its cpuLimit.
 	ReasonWithinLimit = "WithinLimit"
+	// ReasonStoppedByAdministrator: spec.state is Stopped (the Stopped
+	// condition's and the Ready condition's reason, and the event's);
+	// ReasonStartedByAdministrator is the event of its start.
+	ReasonStoppedByAdministrator = "StoppedByAdministrator"
+	ReasonStartedByAdministrator = "StartedByAdministrator"
 
 	// Why generated pods do not start: the Ready reason (Degraded too while
 	// other pods serve), with the pod and the kubelet's or scheduler's words.

@@ -1069,6 +1069,21 @@ func TestManifestsThatAreRefused(t *testing.T) {
 			want: []string{"an AppPool needs content, an app, or both"},
 		},
 		{
+			name: "a pool state other than Started or Stopped is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				  state: Paused
+			`,
+			want: []string{"spec.state", `supported values: "Started", "Stopped"`},
+		},
+		{
 			name: "a rollout that may neither add nor stop a worker is refused",
 			manifest: `
 				apiVersion: webfarm.dev/v1alpha1

@@ -6,7 +6,8 @@
 // the decision.
 //
 // The decision is an ordered chain of small policies, as IIS applies them to
-// an application pool: an administrator's restart, rapid-fail protection,
+// an application pool: an administrator's stop and start, a restart,
+// rapid-fail protection,
 // the CPU monitor, the idle timeout and on-demand start, the autoscaler, and
 // the fixed size. A policy may settle the decision (a stopped pool runs no
 // workers, whatever the autoscaler says); the ones after it then do not run.
@@ -109,7 +110,7 @@ func (d Decision) Runtime() model.Runtime {
 type policy func(in Input, d *Decision) (settled bool)
 
 // chain is the order IIS applies them in.
-var chain = []policy{restart, rapidFail, cpuLimit, idle, autoscaling, fixedSize}
+var chain = []policy{administrator, restart, rapidFail, cpuLimit, idle, autoscaling, fixedSize}
 
 // Decide runs the chain.
 func Decide(in Input) Decision {

@@ -215,3 +215,45 @@ func TestTheDecisionLeavesItsInputAlone(t *testing.T) {
 		t.Errorf("the input's status changed: %+v, was %+v", status, before)
 	}
 }
+
+func TestAnAdministratorStopsAndStartsAPool(t *testing.T) {
+	pool := model.Pool{Name: "shop", Replicas: ptr.To[int32](2), RapidFail: model.RapidFail{Enabled: true, MaxFailures: 5, Interval: time.Minute}}
+	stoppedPool := pool
+	stoppedPool.AdministratorStopped = true
+	adminStopped := v1.AppPoolStatus{Phase: v1.PoolStopped, Conditions: []metav1.Condition{{Type: v1.ConditionStopped,
+		Status: metav1.ConditionTrue, Reason: v1.ReasonStoppedByAdministrator}}}
+	rapidFailStopped := v1.AppPoolStatus{Phase: v1.PoolStopped, Conditions: []metav1.Condition{{Type: v1.ConditionStopped,
+		Status: metav1.ConditionTrue, Reason: v1.ReasonRapidFailProtection}}}
+	for _, tt := range []struct {
+		name         string
+		in           Input
+		wantStop     string
+		wantReplicas int32
+		wantEvent    string
+	}{
+		{"state Stopped stops a running pool, with an event", Input{Pool: stoppedPool, Status: v1.AppPoolStatus{Phase: v1.PoolRunning}},
+			v1.ReasonStoppedByAdministrator, 0, v1.ReasonStoppedByAdministrator},
+		{"a pool its administrator stopped stays stopped, without another event", Input{Pool: stoppedPool, Status: adminStopped}, v1.ReasonStoppedByAdministrator, 0, ""},
+		{"a restart annotation does not start a pool its administrator stopped", Input{Pool: stoppedPool, Status: adminStopped, Restart: "9"},
+			v1.ReasonStoppedByAdministrator, 0, ""},
+		{"state Stopped takes over from rapid-fail protection", Input{Pool: stoppedPool, Status: rapidFailStopped}, v1.ReasonStoppedByAdministrator, 0, v1.ReasonStoppedByAdministrator},
+		{"state Started starts a pool its administrator stopped, its old failures forgotten", Input{Pool: pool, Status: adminStopped,
+			Observed: Observations{Failures: failures(7)}}, "", 2, v1.ReasonStartedByAdministrator},
+		{"state Started does not start a pool rapid-fail protection stopped", Input{Pool: pool, Status: rapidFailStopped}, v1.ReasonRapidFailProtection, 0, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.in.Now = now
+			d := Decide(tt.in)
+			stop, event := "", ""
+			if d.Stop != nil {
+				stop = d.Stop.Reason
+			}
+			if len(d.Events) > 0 {
+				event = d.Events[0].Reason
+			}
+			if stop != tt.wantStop || d.Replicas != tt.wantReplicas || event != tt.wantEvent {
+				t.Errorf("stop %q, %d workers, event %q; want %q, %d, %q", stop, d.Replicas, event, tt.wantStop, tt.wantReplicas, tt.wantEvent)
+			}
+		})
+	}
+}

@@ -14,6 +14,36 @@ import (
 	"webfarm.dev/operator/internal/model"
 )
 
+// administrator is IIS's "Stop application pool": spec.state Stopped stops
+// the pool whatever else holds, and Started starts a pool its administrator
+// stopped, with its failure count and CPU readings forgotten.
+func administrator(in Input, d *Decision) bool {
+	byAdministrator := stoppedFor(d.Status, v1.ReasonStoppedByAdministrator)
+	if in.Pool.AdministratorStopped {
+		if !byAdministrator {
+			d.Events = append(d.Events, Event{Type: corev1.EventTypeNormal, Reason: v1.ReasonStoppedByAdministrator, Action: "Stop",
+				Message: "spec.state is Stopped: no workers until it is Started"})
+		}
+		stop(in, d, v1.ReasonStoppedByAdministrator, "stopped by its administrator (spec.state: Stopped); "+
+			"the frontend answers its routes as the farm's unavailableResponse says until spec.state is Started")
+		return true
+	}
+	if byAdministrator {
+		d.Restarted = true
+		d.Status.Phase = v1.PoolPending
+		meta.RemoveStatusCondition(&d.Status.Conditions, v1.ConditionStopped)
+		d.Events = append(d.Events, Event{Type: corev1.EventTypeNormal, Reason: v1.ReasonStartedByAdministrator, Action: "Start",
+			Message: "spec.state is Started: the workers start"})
+	}
+	return false
+}
+
+// stoppedFor: the status records the pool stopped for this reason.
+func stoppedFor(status v1.AppPoolStatus, reason string) bool {
+	c := meta.FindStatusCondition(status.Conditions, v1.ConditionStopped)
+	return status.Phase == v1.PoolStopped && c != nil && c.Status == metav1.ConditionTrue && c.Reason == reason
+}
+
 // restart: a restart annotation value not acted on yet starts the pool
 // again, with its failure count and CPU readings forgotten (IIS: starting a
 // stopped application pool).

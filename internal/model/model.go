@@ -196,6 +196,8 @@ type Pool struct {
 
 	// Rollout bounds an update's extra and missing workers.
 	Rollout Rollout
+	// AdministratorStopped: spec.state is Stopped.
+	AdministratorStopped bool
 
 	Health    HealthCheck
 	RapidFail RapidFail

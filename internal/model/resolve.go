@@ -167,8 +167,9 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 			MaxFailures: orDefault(s.RapidFailProtection.MaxFailures, v1.DefaultRapidFailMax),
 			Interval:    errs.duration("rapidFailProtection.interval", s.RapidFailProtection.Interval, v1.DefaultRapidFailInterval),
 		},
-		IdleTimeout:   errs.duration("idle.timeout", s.Idle.Timeout, v1.DefaultIdleTimeout),
-		OnDemandStart: deref(s.Idle.OnDemandStart, true),
+		IdleTimeout:          errs.duration("idle.timeout", s.Idle.Timeout, v1.DefaultIdleTimeout),
+		OnDemandStart:        deref(s.Idle.OnDemandStart, true),
+		AdministratorStopped: s.State == v1.PoolStateStopped,
 		Rollout: Rollout{
 			MaxSurge:       deref(s.Rollout.MaxSurge, v1.DefaultRolloutMaxSurge),
 			MaxUnavailable: deref(s.Rollout.MaxUnavailable, 0),

@@ -181,6 +181,23 @@ func TestRapidFailProtectionStopsAPoolAndARestartBringsItBack(t *testing.T) {
 		}
 	})
 
+	t.Run("an administrator's stop answers 503 within 2 s, and a start brings the pool back", func(t *testing.T) {
+		cluster.Run(t, "patch", "apppool", "fragile", "-n", ns, "--type", "merge", "-p", `{"spec":{"state":"Stopped"}}`)
+		stopped := time.Now()
+		framework.EventuallyEvery(t, 2*time.Second, 50*time.Millisecond, func() error {
+			if r, err := framework.HTTPGet(front+"/fragile/", host); err != nil || r.Status != http.StatusServiceUnavailable {
+				return fmt.Errorf("GET /fragile/: %d %v, want the frontend's 503", r.Status, err)
+			}
+			return nil
+		})
+		t.Logf("503 %s after the stop", time.Since(stopped).Round(time.Millisecond))
+		if got := cluster.Run(t, "get", "apppool", "fragile", "-n", ns, "-o", `jsonpath={.status.phase} {.status.conditions[?(@.type=="Stopped")].reason}`); got != "Stopped StoppedByAdministrator" {
+			t.Errorf("phase and Stopped reason %q, want Stopped StoppedByAdministrator", got)
+		}
+		cluster.Run(t, "patch", "apppool", "fragile", "-n", ns, "--type", "merge", "-p", `{"spec":{"state":"Started"}}`)
+		framework.ExpectBody(t, 2*time.Minute, front+"/fragile/", "app on fragile-", host)
+	})
+
 	if n, failures := steady.stop(); len(failures) > 0 {
 		t.Errorf("the steady pool failed %d of %d requests while the other was stopped: %v", len(failures), n, failures)
 	} else {
@@ -444,4 +461,17 @@ func TestInL4ModeAStoppedPoolsConnectionsAreCut(t *testing.T) {
 	})
 	t.Logf("%s after the pool's status said Stopped, its request failed with: %v", time.Since(stopped).Round(time.Millisecond), cut)
 	framework.ExpectBody(t, 10*time.Second, front+"/", "still here", host)
+
+	// An administrator's stop cuts the connections too, and a start brings the pool back.
+	cluster.Run(t, "patch", "apppool", "l4-steady", "-n", ns, "--type", "merge", "-p", `{"spec":{"state":"Stopped"}}`)
+	adminStopped := time.Now()
+	framework.EventuallyEvery(t, 2*time.Second, 50*time.Millisecond, func() error {
+		if r, err := framework.HTTPGet(front+"/", host); err == nil {
+			return fmt.Errorf("GET / answered %d %q, want the connection cut", r.Status, r.Body)
+		}
+		return nil
+	})
+	t.Logf("connections cut %s after the administrator's stop", time.Since(adminStopped).Round(time.Millisecond))
+	cluster.Run(t, "patch", "apppool", "l4-steady", "-n", ns, "--type", "merge", "-p", `{"spec":{"state":"Started"}}`)
+	framework.ExpectBody(t, 2*time.Minute, front+"/", "still here", host)
 }
