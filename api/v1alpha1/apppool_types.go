@@ -639,6 +639,15 @@ type AppPoolStatus struct {
 	// +optional
 	RecentFailures int32 `json:"recentFailures"`
 
+	// recentFailureTimes are when the failures rapid-fail protection counts
+	// happened (the latest 100 within its interval), so that a new leader
+	// of the operator counts them too.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	RecentFailureTimes []metav1.MicroTime `json:"recentFailureTimes,omitempty"`
+
 	// lastFailure describes the latest worker failure.
 	//
 	// +optional

@@ -257,3 +257,46 @@ func TestAnAdministratorStopsAndStartsAPool(t *testing.T) {
 		})
 	}
 }
+
+func recorded(fs []health.Failure) []metav1.MicroTime {
+	out := make([]metav1.MicroTime, len(fs))
+	for i, f := range fs {
+		out[i] = metav1.NewMicroTime(f.At)
+	}
+	return out
+}
+
+// Rapid-fail's count survives a new leader: the failure times are in the
+// pool's status, and the new leader counts them with those it sees.
+func TestTheFailureCountSurvivesANewLeader(t *testing.T) {
+	pool := model.Pool{Name: "shop", Replicas: ptr.To[int32](2), RapidFail: model.RapidFail{Enabled: true, MaxFailures: 5, Interval: 5 * time.Minute}}
+	four := failures(4)
+	fifth := []health.Failure{{At: now, Pod: "shop-pool-9", Reason: "container app exited with code 1"}}
+	old := []health.Failure{{At: now.Add(-10 * time.Minute)}, {At: now.Add(-9 * time.Minute)}}
+	for _, tt := range []struct {
+		name     string
+		recorded []metav1.MicroTime
+		observed []health.Failure
+		want     int32
+		stopped  bool
+	}{
+		{"a new leader that saw one failure counts the four its predecessor recorded, and stops the pool", recorded(four), fifth, 5, true},
+		{"a failure both recorded and observed counts once", recorded(four), four, 4, false},
+		{"recorded failures older than the interval no longer count", recorded(old), fifth, 1, false},
+		{"a new leader that saw none keeps the recorded count", recorded(four), nil, 4, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Decide(Input{Pool: pool, Status: v1.AppPoolStatus{Phase: v1.PoolRunning, RecentFailureTimes: tt.recorded},
+				Observed: Observations{Failures: tt.observed}, Now: now})
+			if d.Status.RecentFailures != tt.want || (d.Stop != nil) != tt.stopped || len(d.Status.RecentFailureTimes) != int(tt.want) {
+				t.Errorf("%d failures (%d times recorded), stopped %v; want %d, %v", d.Status.RecentFailures, len(d.Status.RecentFailureTimes), d.Stop != nil, tt.want, tt.stopped)
+			}
+		})
+	}
+	t.Run("a restart forgets the recorded failures", func(t *testing.T) {
+		d := Decide(Input{Pool: pool, Restart: "2", Status: v1.AppPoolStatus{Phase: v1.PoolStopped, ObservedRestart: "1", RecentFailureTimes: recorded(four)}, Now: now})
+		if d.Stop != nil || d.Status.RecentFailures != 0 || d.Status.RecentFailureTimes != nil {
+			t.Errorf("stopped %v, %d failures, times %v; want running with none", d.Stop != nil, d.Status.RecentFailures, d.Status.RecentFailureTimes)
+		}
+	})
+}

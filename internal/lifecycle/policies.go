@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/cpu"
+	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/model"
 )
 
@@ -62,16 +64,18 @@ func restart(in Input, d *Decision) bool {
 // whatever reason it was stopped) until restarted.
 func rapidFail(in Input, d *Decision) bool {
 	rf := in.Pool.RapidFail
-	recent := in.Observed.Failures
+	observed := in.Observed.Failures
 	if d.Restarted {
-		recent = nil
+		observed, d.Status.RecentFailureTimes = nil, nil
 	}
-	stopped := d.Status.Phase == v1.PoolStopped || (rf.Enabled && len(recent) >= int(rf.MaxFailures))
+	times := failureTimes(d.Status.RecentFailureTimes, observed, in.Now.Add(-rf.Interval))
+	stopped := d.Status.Phase == v1.PoolStopped || (rf.Enabled && len(times) >= int(rf.MaxFailures))
 	if !stopped {
 		meta.RemoveStatusCondition(&d.Status.Conditions, v1.ConditionStopped)
-		d.Status.RecentFailures = int32(len(recent))
-		if len(recent) > 0 {
-			last := recent[len(recent)-1]
+		d.Status.RecentFailures = int32(len(times))
+		d.Status.RecentFailureTimes = times[max(0, len(times)-maxRecordedFailures):]
+		if len(observed) > 0 {
+			last := observed[len(observed)-1]
 			d.Status.LastFailure = fmt.Sprintf("%s: %s at %s", orPool(last.Pod), last.Reason, last.At.UTC().Format(time.RFC3339))
 		}
 		return false
@@ -84,12 +88,43 @@ func rapidFail(in Input, d *Decision) bool {
 			return true
 		}
 	} else {
-		d.Status.RecentFailures = int32(len(recent))
+		d.Status.RecentFailures = int32(len(times))
+		d.Status.RecentFailureTimes = times[max(0, len(times)-maxRecordedFailures):]
 	}
 	stop(in, d, v1.ReasonRapidFailProtection, fmt.Sprintf(
 		"stopped after %d worker failures within %s (last: %s); the frontend answers its routes with 503 until a restart: %s",
 		d.Status.RecentFailures, rf.Interval, orNone(d.Status.LastFailure), restartCommand(in.Pool.Name)))
 	return true
+}
+
+// maxRecordedFailures bounds the failure times a pool's status keeps for a
+// new leader (the API's limit); a maxFailures above it counts, after a
+// failover, these and the failures the new leader sees.
+const maxRecordedFailures = 100
+
+// failureTimes are the failures within the window: those the status
+// recorded (a leader before this one may have seen them) and those observed
+// now, each once, oldest first. Recorded times keep microseconds, so a
+// failure observed again is recognised.
+func failureTimes(recorded []metav1.MicroTime, observed []health.Failure, since time.Time) []metav1.MicroTime {
+	seen := map[time.Time]bool{}
+	var out []metav1.MicroTime
+	add := func(t time.Time) {
+		t = t.UTC().Truncate(time.Microsecond)
+		if t.Before(since) || seen[t] {
+			return
+		}
+		seen[t] = true
+		out = append(out, metav1.NewMicroTime(t))
+	}
+	for _, t := range recorded {
+		add(t.Time)
+	}
+	for _, f := range observed {
+		add(f.At)
+	}
+	slices.SortFunc(out, func(a, b metav1.MicroTime) int { return a.Time.Compare(b.Time) })
+	return out
 }
 
 // cpuLimit is IIS's CPU monitor: the pool's CPU over its limit for the
