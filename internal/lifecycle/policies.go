@@ -123,7 +123,7 @@ func failureTimes(recorded []metav1.MicroTime, observed []health.Failure, since 
 	for _, f := range observed {
 		add(f.At)
 	}
-	slices.SortFunc(out, func(a, b metav1.MicroTime) int { return a.Time.Compare(b.Time) })
+	slices.SortFunc(out, func(a, b metav1.MicroTime) int { return a.Compare(b.Time) })
 	return out
 }
 
