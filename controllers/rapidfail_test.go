@@ -23,18 +23,7 @@ import (
 // it (the test control plane runs no kubelet).
 func workerPod(t *testing.T, ns, pool string) *corev1.Pod {
 	t.Helper()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pool + "-pool-0", Labels: map[string]string{
-			k8s.LabelName: "webfarm-pool", k8s.LabelInstance: pool, k8s.LabelComponent: k8s.ComponentPool, k8s.LabelManagedBy: k8s.ManagedBy,
-		}},
-		Spec: corev1.PodSpec{
-			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true),
-				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-			Containers: []corev1.Container{{Name: "nginx", Image: "nginx", SecurityContext: &corev1.SecurityContext{
-				AllowPrivilegeEscalation: ptr.To(false), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			}}},
-		},
-	}
+	pod := podOf(ns, pool+"-pool-0", k8s.ComponentPool, pool, "nginx")
 	create(t, pod)
 	setWorkerStatus(t, pod, 0)
 	return pod

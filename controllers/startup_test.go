@@ -26,21 +26,27 @@ import (
 // control plane runs neither).
 func generatedPod(t *testing.T, ns, name, component, instance string, status corev1.PodStatus) *corev1.Pod {
 	t.Helper()
+	pod := podOf(ns, name, component, instance, "app")
+	create(t, pod)
+	setPodStatus(t, pod, status)
+	return pod
+}
+
+// podOf is a restricted pod of one container, labelled as the operator
+// labels the pods of a component instance.
+func podOf(ns, name, component, instance, container string) *corev1.Pod {
 	labels := k8s.SelectorLabels(component, instance)
 	labels[k8s.LabelComponent], labels[k8s.LabelManagedBy] = component, k8s.ManagedBy
-	pod := &corev1.Pod{
+	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
 		Spec: corev1.PodSpec{
 			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-			Containers: []corev1.Container{{Name: "app", Image: "registry.example.com/app:does-not-exist", SecurityContext: &corev1.SecurityContext{
+			Containers: []corev1.Container{{Name: container, Image: "registry.example.com/app:does-not-exist", SecurityContext: &corev1.SecurityContext{
 				AllowPrivilegeEscalation: ptr.To(false), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 			}}},
 		},
 	}
-	create(t, pod)
-	setPodStatus(t, pod, status)
-	return pod
 }
 
 func setPodStatus(t *testing.T, pod *corev1.Pod, status corev1.PodStatus) {

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,13 +12,13 @@ import (
 	"webfarm.dev/operator/test/e2e/framework"
 )
 
-// A pool of one worker that three failures within ten minutes stop.
-var failoverFarm = testAppPool("brittle", 1, "rapidFailProtection: {maxFailures: 3, interval: 10m}") +
+// A pool of one worker whose failures count for ten minutes.
+var failoverFarm = testAppPool("brittle", 1, "rapidFailProtection: {maxFailures: 10, interval: 10m}") +
 	oneRouteFarm("failover", "failover.example", "brittle")
 
-// Rapid-fail protection's count survives a new leader: two failures seen
-// by one leader, then the leader is deleted, and the third failure, seen by
-// the standby that took over, stops the pool.
+// Rapid-fail protection's count survives a new leader: the failures one
+// leader counted are still counted after it is deleted, and the standby that
+// took over counts the next failure on top of them.
 func TestARapidFailCountSurvivesAFailoverOfTheOperator(t *testing.T) {
 	cluster.ScaleOperator(t, 2)
 	t.Cleanup(func() { cluster.ScaleOperator(t, 1) })
@@ -25,8 +26,13 @@ func TestARapidFailCountSurvivesAFailoverOfTheOperator(t *testing.T) {
 	cluster.Apply(t, ns, failoverFarm)
 	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/failover", "apppool/brittle")
 
-	failures := func() string {
-		return strings.TrimSpace(cluster.Run(t, "get", "apppool", "brittle", "-n", ns, "-o", "jsonpath={.status.phase} {.status.recentFailures}"))
+	count := func() (string, int) {
+		f := strings.Fields(cluster.Run(t, "get", "apppool", "brittle", "-n", ns, "-o", "jsonpath={.status.phase} {.status.recentFailures}"))
+		if len(f) != 2 {
+			return "", -1
+		}
+		n, _ := strconv.Atoi(f[1])
+		return f[0], n
 	}
 	crash := func() {
 		t.Helper()
@@ -44,20 +50,28 @@ func TestARapidFailCountSurvivesAFailoverOfTheOperator(t *testing.T) {
 		})
 		_, _ = framework.HTTPGet("http://" + ip + ":9000/?exit=1") // the worker dies before answering
 	}
-	expect := func(want string) {
+	// expect waits for a running pool whose count satisfies ok, and returns it.
+	expect := func(what string, ok func(int) bool) int {
 		t.Helper()
+		var n int
 		framework.Eventually(t, 2*time.Minute, func() error {
-			if got := failures(); got != want {
-				return fmt.Errorf("phase and failures %q, want %q", got, want)
+			phase, got := count()
+			if phase != "Running" || !ok(got) {
+				return fmt.Errorf("phase %s with %d failures, want Running with %s", phase, got, what)
 			}
+			n = got
 			return nil
 		})
+		return n
 	}
 
 	crash()
-	expect("Running 1")
+	expect("at least 1", func(n int) bool { return n >= 1 })
 	crash()
-	expect("Running 2")
+	expect("at least 2", func(n int) bool { return n >= 2 })
+	// Once the worker is Ready again nothing more is counted for this crash.
+	cluster.WaitReady(t, ns, 2*time.Minute, "apppool/brittle")
+	_, before := count()
 
 	leader := cluster.WaitLeader(t, time.Minute, func(framework.Leader) error { return nil })
 	cluster.Run(t, "delete", "pod", "-n", cluster.Release.Namespace, leader.Pod, "--wait=false")
@@ -67,11 +81,22 @@ func TestARapidFailCountSurvivesAFailoverOfTheOperator(t *testing.T) {
 		}
 		return nil
 	})
-	t.Logf("%s took over from %s", next.Pod, leader.Pod)
-	// The new leader decides the pool again (its first reconcile) and keeps the count.
-	cluster.Run(t, "annotate", "apppool", "brittle", "-n", ns, "e2e.webfarm.dev/nudge=1", "--overwrite")
-	expect("Running 2")
+	t.Logf("%s took over from %s with %d failures counted", next.Pod, leader.Pod, before)
+	// The new leader decides the pool again (a change of spec it must
+	// observe) and keeps the count.
+	cluster.Run(t, "patch", "apppool", "brittle", "-n", ns, "--type", "merge", "-p", `{"spec":{"rapidFailProtection":{"interval":"11m"}}}`)
+	framework.Eventually(t, time.Minute, func() error {
+		got := cluster.Run(t, "get", "apppool", "brittle", "-n", ns, "-o", "jsonpath={.metadata.generation} {.status.observedGeneration}")
+		if f := strings.Fields(got); len(f) != 2 || f[0] != f[1] {
+			return fmt.Errorf("generation and observedGeneration %q: the new leader has not decided yet", got)
+		}
+		return nil
+	})
+	if _, n := count(); n != before {
+		t.Errorf("the new leader counts %d failures, the old one %d", n, before)
+	}
 
 	crash()
-	expect("Stopped 3")
+	after := expect(fmt.Sprintf("more than %d", before), func(n int) bool { return n > before })
+	t.Logf("the next crash, seen by the new leader, brought the count from %d to %d", before, after)
 }
