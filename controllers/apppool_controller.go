@@ -220,6 +220,9 @@ func (r *AppPoolReconciler) applyChildren(ctx context.Context, m model.Pool) (*a
 		return nil, err
 	}
 	objs := k8s.Pool(m, conf)
+	if _, err := apply.Apply(ctx, r.Applier, &corev1.ServiceAccount{}, objs.ServiceAccount, corev1ac.ExtractServiceAccount); err != nil {
+		return nil, err
+	}
 	if _, err := apply.Apply(ctx, r.Applier, &corev1.ConfigMap{}, objs.ConfigMap, corev1ac.ExtractConfigMap); err != nil {
 		return nil, err
 	}
@@ -246,6 +249,7 @@ func (r *AppPoolReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOp
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).
+		Owns(&corev1.ServiceAccount{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
 		WithOptions(opts.controller()).
 		Complete(r)

@@ -164,6 +164,14 @@ type AppPoolSpec struct {
 	// +optional
 	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
 
+	// identity is who the pool's workers are to the Kubernetes API: each
+	// pool's workers run as a ServiceAccount of their own ("<pool>-pool"),
+	// which an administrator may grant rights through RBAC.
+	//
+	// +optional
+	// +default={}
+	Identity PoolIdentity `json:"identity,omitzero"`
+
 	// rollout is how an update replaces the pool's workers. The default
 	// starts a new worker before it stops an old one, which needs room on the
 	// nodes for one more worker; on nodes with no such room, maxSurge 0 and
@@ -172,6 +180,17 @@ type AppPoolSpec struct {
 	// +optional
 	// +default={}
 	Rollout Rollout `json:"rollout,omitzero"`
+}
+
+// PoolIdentity is the workers' identity.
+type PoolIdentity struct {
+	// mountAPIToken mounts the ServiceAccount's API token into the workers,
+	// for an application that calls the Kubernetes API; by default none is
+	// mounted.
+	//
+	// +optional
+	// +default=false
+	MountAPIToken *bool `json:"mountAPIToken,omitempty"`
 }
 
 // Rollout bounds how many workers a rolling update adds and stops at a time.
@@ -281,7 +300,9 @@ type AppContainer struct {
 	// +kubebuilder:validation:MaxItems=64
 	Args []string `json:"args,omitempty"`
 
-	// env are environment variables of the application (plain values).
+	// env are environment variables of the application: plain values, or
+	// keys of Secrets and ConfigMaps in the pool's namespace, which the
+	// kubelet reads (the operator reads no Secret).
 	//
 	// +optional
 	// +listType=map
@@ -290,7 +311,10 @@ type AppContainer struct {
 	Env []EnvVar `json:"env,omitempty"`
 }
 
-// EnvVar is a plain environment variable.
+// EnvVar is an environment variable: a value, or a key of a Secret or a
+// ConfigMap.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.valueFrom) || !has(self.value) || size(self.value) == 0",message="set value or valueFrom, not both"
 type EnvVar struct {
 	// name of the variable.
 	//
@@ -304,6 +328,46 @@ type EnvVar struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	Value string `json:"value"`
+	// valueFrom takes the value from a key of a Secret or a ConfigMap.
+	//
+	// +optional
+	ValueFrom *EnvVarSource `json:"valueFrom,omitempty"`
+}
+
+// EnvVarSource names one key of a Secret or a ConfigMap.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.secretKeyRef) != has(self.configMapKeyRef)",message="set exactly one of secretKeyRef and configMapKeyRef"
+type EnvVarSource struct {
+	// secretKeyRef is a key of a Secret in the pool's namespace.
+	//
+	// +optional
+	SecretKeyRef KeyRef `json:"secretKeyRef,omitzero"`
+	// configMapKeyRef is a key of a ConfigMap in the pool's namespace.
+	//
+	// +optional
+	ConfigMapKeyRef KeyRef `json:"configMapKeyRef,omitzero"`
+}
+
+// KeyRef is a key of an object in the pool's namespace.
+type KeyRef struct {
+	// name of the Secret or ConfigMap.
+	//
+	// +required
+	Name ObjectName `json:"name,omitempty"`
+	// key in its data.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	Key string `json:"key,omitempty"`
+	// optional lets the application start without the object or the key
+	// (the variable is then unset); otherwise the worker waits for them and
+	// the pool says ContainerCannotStart.
+	//
+	// +optional
+	// +default=false
+	Optional *bool `json:"optional,omitempty"`
 }
 
 // Queue is the pool's request queue (IIS AppPoolQueueLength).

@@ -1069,6 +1069,41 @@ func TestManifestsThatAreRefused(t *testing.T) {
 			want: []string{"an AppPool needs content, an app, or both"},
 		},
 		{
+			name: "an environment variable with both a value and valueFrom is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				    env:
+				    - name: PASSWORD
+				      value: hunter2
+				      valueFrom: {secretKeyRef: {name: db, key: password}}
+			`,
+			want: []string{"spec.app.env[0]", "set value or valueFrom, not both"},
+		},
+		{
+			name: "valueFrom naming both a Secret and a ConfigMap is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				    env:
+				    - name: PASSWORD
+				      valueFrom: {secretKeyRef: {name: db, key: password}, configMapKeyRef: {name: db, key: password}}
+			`,
+			want: []string{"spec.app.env[0].valueFrom", "set exactly one of secretKeyRef and configMapKeyRef"},
+		},
+		{
 			name: "a pool state other than Started or Stopped is refused",
 			manifest: `
 				apiVersion: webfarm.dev/v1alpha1

@@ -198,6 +198,8 @@ type Pool struct {
 	Rollout Rollout
 	// AdministratorStopped: spec.state is Stopped.
 	AdministratorStopped bool
+	// MountAPIToken: the workers get their ServiceAccount's API token.
+	MountAPIToken bool
 
 	Health    HealthCheck
 	RapidFail RapidFail
@@ -280,8 +282,20 @@ type App struct {
 	Env   []EnvVar // sorted by name
 }
 
-// EnvVar is a plain environment variable.
-type EnvVar struct{ Name, Value string }
+// EnvVar is an environment variable: a Value, or a key of a Secret or a
+// ConfigMap (From set).
+type EnvVar struct {
+	Name, Value string
+	From        *KeyRef
+}
+
+// KeyRef is a key of a Secret (Secret true) or a ConfigMap in the pool's
+// namespace.
+type KeyRef struct {
+	Secret    bool
+	Name, Key string
+	Optional  bool
+}
 
 // Rollout is how many workers an update may start above the pool's count
 // and stop before their replacements are Ready (not both 0).

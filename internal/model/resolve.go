@@ -140,6 +140,20 @@ func resolveClientAddress(c v1.ClientAddress, errs *errList) ClientAddress {
 	return out
 }
 
+// keyRef is the Secret or ConfigMap key an environment variable takes its
+// value from (nil: a plain value). The API lets one of the two be set.
+func keyRef(src *v1.EnvVarSource) *KeyRef {
+	if src == nil {
+		return nil
+	}
+	return &KeyRef{
+		Secret:   src.SecretKeyRef.Name != "",
+		Name:     string(cmp.Or(src.SecretKeyRef.Name, src.ConfigMapKeyRef.Name)),
+		Key:      cmp.Or(src.SecretKeyRef.Key, src.ConfigMapKeyRef.Key),
+		Optional: deref(cmp.Or(src.SecretKeyRef.Optional, src.ConfigMapKeyRef.Optional), false),
+	}
+}
+
 // ResolvePool turns an AppPool's spec into the model, applying defaults for
 // empty fields. It reads nothing of the pool's status: where the pool stands
 // (stopped, idle, the workers decided for it) is the caller's to add with
@@ -170,6 +184,7 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 		IdleTimeout:          errs.duration("idle.timeout", s.Idle.Timeout, v1.DefaultIdleTimeout),
 		OnDemandStart:        deref(s.Idle.OnDemandStart, true),
 		AdministratorStopped: s.State == v1.PoolStateStopped,
+		MountAPIToken:        deref(s.Identity.MountAPIToken, false),
 		Rollout: Rollout{
 			MaxSurge:       deref(s.Rollout.MaxSurge, v1.DefaultRolloutMaxSurge),
 			MaxUnavailable: deref(s.Rollout.MaxUnavailable, 0),
@@ -225,7 +240,10 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 	if a := s.App; a.Image != "" {
 		app := &App{Image: a.Image, Port: a.Port, Args: slices.Clone(a.Args)}
 		for _, e := range a.Env {
-			app.Env = append(app.Env, EnvVar{Name: e.Name, Value: e.Value})
+			if f := e.ValueFrom; f != nil && (f.SecretKeyRef.Name == "") == (f.ConfigMapKeyRef.Name == "") {
+				errs.add(fmt.Sprintf("app.env %s: valueFrom needs exactly one of secretKeyRef and configMapKeyRef", e.Name))
+			}
+			app.Env = append(app.Env, EnvVar{Name: e.Name, Value: e.Value, From: keyRef(e.ValueFrom)})
 		}
 		slices.SortFunc(app.Env, func(x, y EnvVar) int { return cmp.Compare(x.Name, y.Name) })
 		out.App = app

@@ -150,6 +150,18 @@ func TestResolve(t *testing.T) {
 				TrustedNetworks: []v1.CIDR{"10.0.0.0/8; rm"}}}}}, model.Platform{})
 			return err
 		}, `trustedNetworks: "10.0.0.0/8; rm" is not a CIDR`},
+		{"an app's environment takes keys of Secrets and ConfigMaps by reference", func() error {
+			m, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "a", Port: 3000, Env: []v1.EnvVar{
+				{Name: "PASSWORD", ValueFrom: &v1.EnvVarSource{SecretKeyRef: v1.KeyRef{Name: "db", Key: "password"}}},
+				{Name: "REGION", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: v1.KeyRef{Name: "settings", Key: "region", Optional: ptr.To(true)}}},
+			}}}}, model.Platform{})
+			want := []model.EnvVar{{Name: "PASSWORD", From: &model.KeyRef{Secret: true, Name: "db", Key: "password"}},
+				{Name: "REGION", From: &model.KeyRef{Name: "settings", Key: "region", Optional: true}}}
+			if err == nil && !reflect.DeepEqual(m.App.Env, want) {
+				t.Errorf("env %+v, want %+v", m.App.Env, want)
+			}
+			return err
+		}, ""},
 		{"a pool with neither content nor app is refused", func() error {
 			_, err := model.ResolvePool(&v1.AppPool{}, model.Platform{})
 			return err

@@ -65,6 +65,11 @@ func app(stats *counters, hostname string) http.HandlerFunc {
 		stats.enter()
 		defer stats.leave()
 		q := r.URL.Query()
+		if name := q.Get("env"); name != "" {
+			// What the pool gave the application (a value from a Secret, say).
+			fmt.Fprintf(w, "%s=%s\n", name, os.Getenv(name))
+			return
+		}
 		if q.Get("exit") != "" {
 			log.Printf("exiting on request %s", r.URL)
 			os.Exit(1)

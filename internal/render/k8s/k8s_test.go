@@ -39,7 +39,11 @@ func pool() model.Pool {
 		Name: "catalog", Namespace: "web", UID: "pool-uid", Platform: platform, Replicas: int32p(3),
 		CPUMilli: 500, MemoryBytes: 128 << 20, MaxConcurrentRequests: 100, QueueLength: 1000,
 		Content: model.Content{Source: model.ContentImage, Name: "registry.example.com/catalog-content:7", ImagePath: "/content"},
-		App:     &model.App{Image: "registry.example.com/catalog:2.1", Port: 3000, Args: []string{"--workers=4"}, Env: []model.EnvVar{{Name: "MODE", Value: "production"}}},
+		App: &model.App{Image: "registry.example.com/catalog:2.1", Port: 3000, Args: []string{"--workers=4"}, Env: []model.EnvVar{
+			{Name: "DB_PASSWORD", From: &model.KeyRef{Secret: true, Name: "catalog-db", Key: "password"}},
+			{Name: "MODE", Value: "production"},
+			{Name: "REGION", From: &model.KeyRef{Name: "catalog-settings", Key: "region", Optional: true}},
+		}},
 		Health:  model.HealthCheck{Path: "/health", Interval: 30 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 3},
 		Rollout: model.Rollout{MaxSurge: 1},
 	}
@@ -77,7 +81,7 @@ func TestObjects(t *testing.T) {
 		objs   []any
 	}{
 		{"a farm gets an Envoy Deployment, its bootstrap, a Service and a ServiceAccount", "frontend.yaml", []any{fe.ServiceAccount, fe.ConfigMap, fe.Service, fe.Deployment}},
-		{"a pool gets nginx workers with its app, content, Service and disruption budget", "pool.yaml", []any{p.ConfigMap, p.Service, p.Deployment, p.PodDisruptionBudget}},
+		{"a pool gets nginx workers with its app (environment from values, a Secret and a ConfigMap), content, Service, disruption budget and identity", "pool.yaml", []any{p.ServiceAccount, p.ConfigMap, p.Service, p.Deployment, p.PodDisruptionBudget}},
 		{"a cache policy gets nginx cache pods with in-memory storage", "cache.yaml", []any{c.ConfigMap, c.Service, c.Deployment}},
 	}
 	for _, tt := range tests {
@@ -148,6 +152,21 @@ func TestAPoolsRolloutFollowsItsSpec(t *testing.T) {
 				t.Errorf("maxSurge %v, maxUnavailable %v; want %d and %d", ru.MaxSurge, ru.MaxUnavailable, tt.surge, tt.unavailable)
 			}
 		})
+	}
+}
+
+func TestAPoolsWorkersRunAsItsOwnServiceAccountWithATokenOnlyWhenAsked(t *testing.T) {
+	for _, mount := range []bool{false, true} {
+		p := pool()
+		p.MountAPIToken = mount
+		objs := k8s.Pool(p, "")
+		spec := objs.Deployment.Spec.Template.Spec
+		if *spec.ServiceAccountName != *objs.ServiceAccount.Name || *objs.ServiceAccount.Name != "catalog-pool" {
+			t.Errorf("workers run as %q, the pool's ServiceAccount is %q", *spec.ServiceAccountName, *objs.ServiceAccount.Name)
+		}
+		if *spec.AutomountServiceAccountToken != mount || *objs.ServiceAccount.AutomountServiceAccountToken {
+			t.Errorf("mountAPIToken %v: the pod mounts the token %v, the ServiceAccount %v", mount, *spec.AutomountServiceAccountToken, *objs.ServiceAccount.AutomountServiceAccountToken)
+		}
 	}
 }
 

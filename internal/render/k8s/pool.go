@@ -21,6 +21,7 @@ const NginxConfigKey = nginx.ConfigFile
 
 // PoolObjects are the children of an AppPool.
 type PoolObjects struct {
+	ServiceAccount      *corev1ac.ServiceAccountApplyConfiguration
 	ConfigMap           *corev1ac.ConfigMapApplyConfiguration
 	Service             *corev1ac.ServiceApplyConfiguration
 	Deployment          *appsv1ac.DeploymentApplyConfiguration
@@ -76,7 +77,7 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 			app = app.WithArgs(a.Args...)
 		}
 		for _, e := range a.Env {
-			app = app.WithEnv(corev1ac.EnvVar().WithName(e.Name).WithValue(e.Value))
+			app = app.WithEnv(envVar(e))
 		}
 		containers = append(containers, app)
 	}
@@ -89,14 +90,37 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 		files[name] = scripts[name]
 		hashed = append(hashed, name, scripts[name])
 	}
+	// The pool's own identity: its ServiceAccount, with the API token only
+	// when the pool asks for it.
+	spec = spec.WithServiceAccountName(name)
 	dep := c.deployment(p.Replicas, ConfigHash(hashed...), spec.WithContainers(containers...).WithVolumes(volumes...))
 	dep.Spec.WithStrategy(rollingUpdate(p.Rollout.MaxSurge, p.Rollout.MaxUnavailable))
+	if p.MountAPIToken {
+		dep.Spec.Template.Spec.WithAutomountServiceAccountToken(true)
+	}
 
 	return PoolObjects{
+		ServiceAccount:      c.serviceAccount(),
 		ConfigMap:           c.configMap(files),
 		Service:             c.service(corev1.ServiceTypeClusterIP, 80, 0),
 		Deployment:          dep,
 		PodDisruptionBudget: c.podDisruptionBudget(),
+	}
+}
+
+// envVar is an app's environment variable: its value, or the key of a
+// Secret or ConfigMap the kubelet reads.
+func envVar(e model.EnvVar) *corev1ac.EnvVarApplyConfiguration {
+	v := corev1ac.EnvVar().WithName(e.Name)
+	switch r := e.From; {
+	case r == nil:
+		return v.WithValue(e.Value)
+	case r.Secret:
+		return v.WithValueFrom(corev1ac.EnvVarSource().WithSecretKeyRef(
+			corev1ac.SecretKeySelector().WithName(r.Name).WithKey(r.Key).WithOptional(r.Optional)))
+	default:
+		return v.WithValueFrom(corev1ac.EnvVarSource().WithConfigMapKeyRef(
+			corev1ac.ConfigMapKeySelector().WithName(r.Name).WithKey(r.Key).WithOptional(r.Optional)))
 	}
 }
 
