@@ -226,7 +226,12 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 		}
 	}
 	if a := s.App; a.Image != "" {
-		app := &App{Image: a.Image, Port: a.Port, Args: slices.Clone(a.Args)}
+		app := &App{Image: a.Image, Port: a.Port, Protocol: AppProtocol(orDefault(string(a.Protocol), string(v1.AppProtocolHTTP))), Args: slices.Clone(a.Args)}
+		switch app.Protocol {
+		case AppHTTP, AppHTTP2, AppGRPC:
+		default:
+			errs.add(fmt.Sprintf("app protocol %q is not HTTP, HTTP2 or GRPC", app.Protocol))
+		}
 		for _, e := range a.Env {
 			app.Env = append(app.Env, EnvVar{Name: e.Name, Value: e.Value})
 		}
