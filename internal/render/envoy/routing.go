@@ -96,6 +96,9 @@ func FarmRouting(f model.Farm, pools map[string]model.Pool, b Backends) (Routing
 		c := edsCluster(PoolCluster(name), f.Affinity)
 		if p, ok := pools[name]; ok {
 			c.CircuitBreakers = queueBreakers(p, f.Frontend.Replicas)
+			if p.HTTP2() {
+				c.TypedExtensionProtocolOptions = oneStreamPerConnection()
+			}
 		}
 		r.add(c, b)
 	}
@@ -250,6 +253,12 @@ func siteRoutes(f model.Farm, pools map[string]model.Pool, b Backends, r model.R
 		return []*routev3.Route{stoppedPoolRoute(r)}
 	}
 	stamp := pool.QueueTimeout > 0
+	if pool.HTTP2() {
+		// The workers take HTTP/2 alone: a cache tier (HTTP/1.1) does not
+		// stand in front of them, and a WebSocket has no upgrade to them.
+		r.CachePolicy = ""
+		return routes(r, f.Frontend.RequestTimeout, f.Affinity, stamp)
+	}
 	return append([]*routev3.Route{webSocketRoute(r, f.Frontend.WebSocketIdleTimeout, f.Affinity, stamp)},
 		routes(r, f.Frontend.RequestTimeout, f.Affinity, stamp)...)
 }
