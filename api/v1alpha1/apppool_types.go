@@ -56,6 +56,7 @@ const (
 //
 // +kubebuilder:validation:MinProperties=1
 // +kubebuilder:validation:XValidation:rule="has(self.content) || has(self.app)",message="an AppPool needs content, an app, or both"
+// +kubebuilder:validation:XValidation:rule="!has(self.app) || !has(self.app.protocol) || self.app.protocol == 'HTTP' || (has(self.idle) && has(self.idle.onDemandStart) && !self.idle.onDemandStart)",message="an app that speaks HTTP2 or GRPC cannot start on demand: set idle.onDemandStart to false"
 type AppPoolSpec struct {
 	// content is what nginx serves as static files.
 	//
@@ -273,7 +274,8 @@ type AppContainer struct {
 	// protocol the application speaks on its port: HTTP (HTTP/1.1), HTTP2
 	// (HTTP/2 without TLS) or GRPC (gRPC without TLS, ready when it answers
 	// the gRPC health checking protocol). With HTTP2 and GRPC the frontend
-	// carries each request to the worker as an HTTP/2 stream.
+	// carries each request to the worker as an HTTP/2 stream. Such a pool
+	// does not start on demand (idle.onDemandStart false).
 	//
 	// +optional
 	// +default="HTTP"

@@ -1172,6 +1172,21 @@ func TestManifestsThatAreRefused(t *testing.T) {
 			want: []string{"spec.app", "app port may not be 8084 with protocol HTTP2 or GRPC"},
 		},
 		{
+			name: "an HTTP/2 app that would start on demand is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/api:1
+				    port: 9000
+				    protocol: HTTP2
+			`,
+			want: []string{"an app that speaks HTTP2 or GRPC cannot start on demand: set idle.onDemandStart to false"},
+		},
+		{
 			name: "an app protocol other than HTTP, HTTP2 and GRPC is refused",
 			manifest: `
 				apiVersion: webfarm.dev/v1alpha1
@@ -1866,6 +1881,8 @@ func TestManifestsThatAreAccepted(t *testing.T) {
 				    image: registry.example.com/greeter:1
 				    port: 9000
 				    protocol: GRPC
+				  idle:
+				    onDemandStart: false
 			`,
 		},
 		{

@@ -238,6 +238,10 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 		slices.SortFunc(app.Env, func(x, y EnvVar) int { return cmp.Compare(x.Name, y.Name) })
 		out.App = app
 	}
+	if out.HTTP2() && out.OnDemandStart {
+		// The activator hands requests over in HTTP/1.1.
+		errs.add("an app that speaks HTTP2 or GRPC cannot start on demand: set idle.onDemandStart to false")
+	}
 	if out.Content.Source == ContentNone && out.App == nil {
 		errs.add("an AppPool needs content, an app, or both")
 	}

@@ -39,7 +39,8 @@ import (
 func h2Pool(t *testing.T, protocol v1.AppProtocol, appPort int32) model.Pool {
 	t.Helper()
 	p, err := model.ResolvePool(&v1.AppPool{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "web"},
-		Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "registry.example/api:1", Port: appPort, Protocol: protocol}}}, model.Platform{})
+		Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "registry.example/api:1", Port: appPort, Protocol: protocol},
+			Idle: v1.Idle{OnDemandStart: new(false)}}}, model.Platform{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -182,6 +182,9 @@ func farmListener(f model.Farm, queueTimeouts bool) *listenerv3.Listener {
 	}
 	hcm := &hcmv3.HttpConnectionManager{
 		StatPrefix: "farm",
+		// HTTP/1.1, HTTP/2 without TLS (prior knowledge), and HTTP/2 where
+		// TLS negotiates it (ALPN h2), each client as it speaks.
+		CodecType: hcmv3.HttpConnectionManager_AUTO,
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
 			ConfigSource:    adsSource(),
 			RouteConfigName: RouteConfigName,
@@ -228,6 +231,10 @@ func routeConfig(f model.Farm, pools map[string]model.Pool, b Backends) *routev3
 		vh := &routev3.VirtualHost{Name: s.Name, Domains: s.Hosts}
 		limitBandwidth(vh, s.MaxBandwidthBytesPerSecond)
 		for _, r := range s.Routes {
+			if pools[r.Pool].HTTP2() {
+				// Workers that take HTTP/2 have no cache tier (HTTP/1.1) in front.
+				r.CachePolicy = ""
+			}
 			for _, route := range siteRoutes(f, pools, b, r) {
 				route.Metadata = routeMetadata(s.Name, r)
 				vh.Routes = append(vh.Routes, route)
@@ -254,9 +261,7 @@ func siteRoutes(f model.Farm, pools map[string]model.Pool, b Backends, r model.R
 	}
 	stamp := pool.QueueTimeout > 0
 	if pool.HTTP2() {
-		// The workers take HTTP/2 alone: a cache tier (HTTP/1.1) does not
-		// stand in front of them, and a WebSocket has no upgrade to them.
-		r.CachePolicy = ""
+		// A WebSocket has no upgrade to workers that take HTTP/2 alone.
 		return routes(r, f.Frontend.RequestTimeout, f.Affinity, stamp)
 	}
 	return append([]*routev3.Route{webSocketRoute(r, f.Frontend.WebSocketIdleTimeout, f.Affinity, stamp)},
