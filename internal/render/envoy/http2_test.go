@@ -269,3 +269,61 @@ func TestConcurrentGRPCStreamsOnOneConnectionAreLimitedPerWorkerAndQueued(t *tes
 		t.Errorf("%d HTTP/2 connections to the worker (%v), want the frontend to speak HTTP/2 to it", n, err)
 	}
 }
+
+// A gRPC call that waited in the queue past the pool's queue timeout is
+// refused by the worker when it gets there, and the client gets the
+// queue's answer, as an HTTP/1.1 request does.
+func TestAGRPCCallThatWaitedPastTheQueueTimeoutGetsTheQueuesAnswer(t *testing.T) {
+	app := localpool.StartGRPCApp(t, "w1")
+	pool := h2Pool(t, v1.AppProtocolGRPC, app.Port)
+	pool.MaxConcurrentRequests, pool.QueueTimeout = 1, 100*time.Millisecond
+	fe := h2Frontend(t, pool, localpool.Start(t, pool).H2CPort)
+	conn := grpcClient(t, fe)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	held := make(chan error, 1)
+	go func() {
+		stream, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, localpool.HoldMethod)
+		if err == nil {
+			err = stream.CloseSend()
+		}
+		if err == nil {
+			err = stream.RecvMsg(&emptypb.Empty{})
+		}
+		held <- err
+	}()
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if n := app.Holding.Load(); n != 1 {
+			return fmt.Errorf("the app holds %d calls, want 1", n)
+		}
+		return nil
+	})
+	waited := make(chan error, 1)
+	var header, trailer metadata.MD
+	go func() {
+		_, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{}, grpc.Header(&header), grpc.Trailer(&trailer))
+		waited <- err
+	}()
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if n, err := fe.Counter("cluster.pool/api.upstream_rq_pending_active"); err != nil || n != 1 {
+			return fmt.Errorf("%d calls wait in the queue (%v), want 1", n, err)
+		}
+		return nil
+	})
+	// Past the queue timeout, the worker takes the waiting call.
+	<-time.After(pool.QueueTimeout)
+	app.Release()
+	if err := <-held; err != nil {
+		t.Fatalf("the held call ended with %v, want its answer", err)
+	}
+	err := <-waited
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("the call that waited past the queue timeout ended with %v, want Unavailable", err)
+	}
+	// The frontend's answer is trailers-only, as gRPC errors are.
+	got := append(header.Get(envoy.QueueHeader), trailer.Get(envoy.QueueHeader)...)
+	if len(got) != 1 || got[0] != envoy.QueueTimedOut {
+		t.Errorf("%s %q, want %q (headers %v, trailers %v)", envoy.QueueHeader, got, envoy.QueueTimedOut, header, trailer)
+	}
+}
