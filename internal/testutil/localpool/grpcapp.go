@@ -79,7 +79,7 @@ func StartGRPCApp(t *testing.T, name string) GRPCApp {
 
 // StartH2CApp runs an app that speaks HTTP/2 without TLS alone (no
 // HTTP/1.1), until the test ends. It answers every request with its name
-// and the protocol the request came in.
+// the protocol the request came in and its host.
 func StartH2CApp(t *testing.T, name string) App {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -91,7 +91,7 @@ func StartH2CApp(t *testing.T, name string) App {
 	conns := &atomic.Int64{}
 	srv := &http.Server{Protocols: protocols, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Worker", name)
-		fmt.Fprintf(w, "%s %s\n", name, r.Proto)
+		fmt.Fprintf(w, "%s %s %s\n", name, r.Proto, r.Host)
 	}), ConnState: func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			conns.Add(1)
