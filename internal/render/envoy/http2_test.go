@@ -127,16 +127,23 @@ func TestAnH2CClientIsServedOverHTTP2AsAnHTTP11ClientIs(t *testing.T) {
 	port := worker(t, "w1")
 	fe := frontend(t, port, func(*v1.WebFarm) {})
 	for _, c := range []struct {
-		name   string
-		client *http.Client
-		proto  string
+		name    string
+		client  *http.Client
+		upgrade bool
+		proto   string
 	}{
-		{"HTTP/1.1", client, "HTTP/1.1"},
-		{"h2c with prior knowledge", h2cClient, "HTTP/2.0"},
+		{"HTTP/1.1", client, false, "HTTP/1.1"},
+		{"h2c with prior knowledge", h2cClient, false, "HTTP/2.0"},
+		{"an HTTP/1.1 request asking to upgrade to h2c stays HTTP/1.1", client, true, "HTTP/1.1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodGet, fe.URL+"/small.txt", nil)
 			req.Host = "www.example"
+			if c.upgrade {
+				req.Header.Set("Connection", "Upgrade, HTTP2-Settings")
+				req.Header.Set("Upgrade", "h2c")
+				req.Header.Set("HTTP2-Settings", "AAMAAABkAARAAAAAAAIAAAAA")
+			}
 			resp, err := c.client.Do(req)
 			if err != nil {
 				t.Fatal(err)
