@@ -92,13 +92,17 @@ func grpcClient(t *testing.T, fe *localenvoy.Frontend) *grpc.ClientConn {
 	return conn
 }
 
-// h2cClient speaks HTTP/2 without TLS, with prior knowledge, and nothing else.
-var h2cClient = &http.Client{Timeout: 30 * time.Second, Transport: &http2.Transport{
-	AllowHTTP: true,
-	DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, network, addr)
-	},
-}}
+// newH2CClient speaks HTTP/2 without TLS, with prior knowledge, and nothing else.
+func newH2CClient() *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http2.Transport{
+		AllowHTTP: true,
+		DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, addr)
+		},
+	}}
+}
+
+var h2cClient = newH2CClient()
 
 func TestAGRPCCallReachesTheAppThroughTheFrontendAndThePoolsNginx(t *testing.T) {
 	app := localpool.StartGRPCApp(t, "w1")
@@ -333,4 +337,28 @@ func TestAGRPCCallThatWaitedPastTheQueueTimeoutGetsTheQueuesAnswer(t *testing.T)
 	if len(got) != 1 || got[0] != envoy.QueueTimedOut {
 		t.Errorf("%s %q, want %q (headers %v, trailers %v)", envoy.QueueHeader, got, envoy.QueueTimedOut, header, trailer)
 	}
+}
+
+func TestWithoutKeepAliveAnH2CClientHasAConnectionPerRequestToo(t *testing.T) {
+	fe := frontend(t, worker(t, "w1"), func(wf *v1.WebFarm) { wf.Spec.Frontend.KeepAlive = new(false) })
+	c := newH2CClient()
+	for range 3 {
+		req, _ := http.NewRequest(http.MethodGet, fe.URL+"/small.txt", nil)
+		req.Host = "www.example"
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s %d, want HTTP/2 200", resp.Proto, resp.StatusCode)
+		}
+	}
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if n, err := fe.Counter("http.farm.downstream_cx_http2_total"); err != nil || n != 3 {
+			return fmt.Errorf("Envoy accepted %d HTTP/2 connections (%v), want one per request", n, err)
+		}
+		return nil
+	})
 }
