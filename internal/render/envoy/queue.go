@@ -30,8 +30,9 @@ import (
 // at a time, and a request that finds its worker's connections busy waits);
 // at most queue.length requests wait, and the next one is answered 503 at
 // once (for a pool whose workers take HTTP/2, oneStreamPerConnection makes
-// each request a connection of its own). The frontend's replicas share both limits, each enforcing its share,
-// rounded up so that no replica refuses capacity the pool has.
+// each request a connection of its own). The frontend's replicas share both
+// limits, each enforcing its share, rounded up so that no replica refuses
+// capacity the pool has.
 //
 // The limits do not depend on how many workers are ready, so scaling a pool
 // changes only its endpoints, never its cluster (which Envoy would rebuild).

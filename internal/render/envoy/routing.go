@@ -248,7 +248,8 @@ func routeConfig(f model.Farm, pools map[string]model.Pool, b Backends) *routev3
 // siteRoutes are the Envoy routes of one of a site's routes. Those of a pool
 // without a ready worker that starts on demand go to the activator; those
 // of a stopped pool (or an idle one that does not start on demand) are
-// answered by the frontend itself.
+// answered by the frontend itself. A pool whose workers take HTTP/2 has no
+// WebSocket route.
 func siteRoutes(f model.Farm, pools map[string]model.Pool, b Backends, r model.Route) []*routev3.Route {
 	pool, known := pools[r.Pool]
 	switch {
