@@ -68,6 +68,7 @@ const (
 //
 // +kubebuilder:validation:MinProperties=1
 // +kubebuilder:validation:XValidation:rule="has(self.content) || has(self.app)",message="an AppPool needs content, an app, or both"
+// +kubebuilder:validation:XValidation:rule="!has(self.app) || !has(self.app.protocol) || self.app.protocol == 'HTTP' || (has(self.idle) && has(self.idle.onDemandStart) && !self.idle.onDemandStart)",message="an app that speaks HTTP2 or GRPC cannot start on demand: set idle.onDemandStart to false"
 type AppPoolSpec struct {
 	// content is what nginx serves as static files.
 	//
@@ -275,7 +276,24 @@ type PersistentVolumeClaimContent struct {
 	ClaimName string `json:"claimName,omitempty"`
 }
 
+// AppProtocol is how nginx talks to the application container.
+//
+// +kubebuilder:validation:Enum=HTTP;HTTP2;GRPC
+type AppProtocol string
+
+const (
+	// AppProtocolHTTP is HTTP/1.1.
+	AppProtocolHTTP AppProtocol = "HTTP"
+	// AppProtocolHTTP2 is HTTP/2 without TLS (h2c, prior knowledge).
+	AppProtocolHTTP2 AppProtocol = "HTTP2"
+	// AppProtocolGRPC is gRPC (HTTP/2 without TLS); the app answers the gRPC
+	// health checking protocol.
+	AppProtocolGRPC AppProtocol = "GRPC"
+)
+
 // AppContainer is the application each worker pod runs beside nginx.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.protocol) || self.protocol == 'HTTP' || self.port != 8084",message="app port may not be 8084 with protocol HTTP2 or GRPC: nginx listens there for HTTP/2"
 type AppContainer struct {
 	// image of the application, for example "registry.example.com/shop:2.1".
 	//
@@ -292,6 +310,16 @@ type AppContainer struct {
 	// +kubebuilder:validation:Maximum=65535
 	// +kubebuilder:validation:XValidation:rule="self != 8080 && self != 8081",message="app port may not be 8080 or 8081: nginx listens there"
 	Port int32 `json:"port,omitempty"`
+
+	// protocol the application speaks on its port: HTTP (HTTP/1.1), HTTP2
+	// (HTTP/2 without TLS) or GRPC (gRPC without TLS, ready when it answers
+	// the gRPC health checking protocol). With HTTP2 and GRPC the frontend
+	// carries each request to the worker as an HTTP/2 stream. Such a pool
+	// does not start on demand (idle.onDemandStart false).
+	//
+	// +optional
+	// +default="HTTP"
+	Protocol AppProtocol `json:"protocol,omitempty"`
 
 	// args are passed to the application's entry point.
 	//

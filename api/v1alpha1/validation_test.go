@@ -1207,6 +1207,51 @@ func TestManifestsThatAreRefused(t *testing.T) {
 			want: []string{"spec.app.port", "app port may not be 8080 or 8081: nginx listens there"},
 		},
 		{
+			name: "a gRPC app on port 8084, where nginx takes HTTP/2, is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/greeter:1
+				    port: 8084
+				    protocol: GRPC
+			`,
+			want: []string{"spec.app", "app port may not be 8084 with protocol HTTP2 or GRPC"},
+		},
+		{
+			name: "an HTTP/2 app that would start on demand is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/api:1
+				    port: 9000
+				    protocol: HTTP2
+			`,
+			want: []string{"an app that speaks HTTP2 or GRPC cannot start on demand: set idle.onDemandStart to false"},
+		},
+		{
+			name: "an app protocol other than HTTP, HTTP2 and GRPC is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/greeter:1
+				    port: 9000
+				    protocol: h2c
+			`,
+			want: []string{"spec.app.protocol", "Unsupported value"},
+		},
+		{
 			name: "an app on a privileged port is refused",
 			manifest: `
 				apiVersion: webfarm.dev/v1alpha1
@@ -1872,6 +1917,35 @@ func TestManifestsThatAreAccepted(t *testing.T) {
 				    clientAddress:
 				      proxyProtocol: true
 				      trustedNetworks: [10.0.0.0/8, 192.168.0.0/16, "2001:db8::/32"]
+			`,
+		},
+		{
+			name: "a gRPC app is accepted",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: grpc
+				spec:
+				  app:
+				    image: registry.example.com/greeter:1
+				    port: 9000
+				    protocol: GRPC
+				  idle:
+				    onDemandStart: false
+			`,
+		},
+		{
+			name: "an HTTP app may use port 8084",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: http-8084
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 8084
 			`,
 		},
 		{

@@ -276,10 +276,26 @@ type Content struct {
 
 // App is the resolved application container.
 type App struct {
-	Image string
-	Port  int32
-	Args  []string
-	Env   []EnvVar // sorted by name
+	Image    string
+	Port     int32
+	Protocol AppProtocol
+	Args     []string
+	Env      []EnvVar // sorted by name
+}
+
+// AppProtocol is what the app speaks on its port.
+type AppProtocol string
+
+const (
+	AppHTTP  AppProtocol = "HTTP"  // HTTP/1.1
+	AppHTTP2 AppProtocol = "HTTP2" // HTTP/2 without TLS (h2c)
+	AppGRPC  AppProtocol = "GRPC"  // gRPC over h2c, with the gRPC health service
+)
+
+// HTTP2 reports whether the pool's workers take HTTP/2 from the frontend:
+// their app speaks HTTP/2 or gRPC, which nginx passes on as HTTP/2.
+func (p Pool) HTTP2() bool {
+	return p.App != nil && (p.App.Protocol == AppHTTP2 || p.App.Protocol == AppGRPC)
 }
 
 // EnvVar is an environment variable: a Value, or a key of a Secret or a

@@ -238,7 +238,12 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 		}
 	}
 	if a := s.App; a.Image != "" {
-		app := &App{Image: a.Image, Port: a.Port, Args: slices.Clone(a.Args)}
+		app := &App{Image: a.Image, Port: a.Port, Protocol: AppProtocol(orDefault(string(a.Protocol), string(v1.AppProtocolHTTP))), Args: slices.Clone(a.Args)}
+		switch app.Protocol {
+		case AppHTTP, AppHTTP2, AppGRPC:
+		default:
+			errs.add(fmt.Sprintf("app protocol %q is not HTTP, HTTP2 or GRPC", app.Protocol))
+		}
 		for _, e := range a.Env {
 			if f := e.ValueFrom; f != nil && (f.SecretKeyRef.Name == "") == (f.ConfigMapKeyRef.Name == "") {
 				errs.add(fmt.Sprintf("app.env %s: valueFrom needs exactly one of secretKeyRef and configMapKeyRef", e.Name))
@@ -247,6 +252,10 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 		}
 		slices.SortFunc(app.Env, func(x, y EnvVar) int { return cmp.Compare(x.Name, y.Name) })
 		out.App = app
+	}
+	if out.HTTP2() && out.OnDemandStart {
+		// The activator hands requests over in HTTP/1.1.
+		errs.add("an app that speaks HTTP2 or GRPC cannot start on demand: set idle.onDemandStart to false")
 	}
 	if out.Content.Source == ContentNone && out.App == nil {
 		errs.add("an AppPool needs content, an app, or both")

@@ -196,6 +196,30 @@ func TestResolve(t *testing.T) {
 				SessionAffinity: v1.SessionAffinity{Type: v1.AffinityCookie, Cookie: &v1.AffinityCookieSpec{Name: "a\xc0; Path=/"}}}}, model.Platform{})
 			return err
 		}, "sessionAffinity.cookie.name"},
+		{"an app without a protocol speaks HTTP/1.1 and its workers take no HTTP/2", func() error {
+			m, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "a", Port: 3000}}}, model.Platform{})
+			if err == nil && (m.App.Protocol != model.AppHTTP || m.HTTP2()) {
+				t.Errorf("protocol %q, HTTP/2 %v", m.App.Protocol, m.HTTP2())
+			}
+			return err
+		}, ""},
+		{"a gRPC app's workers take HTTP/2", func() error {
+			m, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "a", Port: 3000, Protocol: v1.AppProtocolGRPC},
+				Idle: v1.Idle{OnDemandStart: new(false)}}}, model.Platform{})
+			if err == nil && !m.HTTP2() {
+				t.Error("a gRPC pool's workers take no HTTP/2")
+			}
+			return err
+		}, ""},
+		{"an HTTP/2 app that would start on demand is refused", func() error {
+			_, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "a", Port: 3000, Protocol: v1.AppProtocolHTTP2}}}, model.Platform{})
+			return err
+		}, "cannot start on demand"},
+		{"an app protocol outside the schema's enum never reaches nginx", func() error {
+			_, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "a", Port: 3000, Protocol: "SPDY"},
+				Idle: v1.Idle{OnDemandStart: new(false)}}}, model.Platform{})
+			return err
+		}, `app protocol "SPDY"`},
 		{"upstreams are sorted by pool so the config is stable", func() error {
 			m, err := model.ResolveCache(&v1.CachePolicy{}, []model.Upstream{{Pool: "b", Address: "10.0.0.2", Port: 80}, {Pool: "a", Address: "10.0.0.1", Port: 80}}, model.Platform{})
 			if err == nil && (m.Upstreams[0].Pool != "a" || m.Upstreams[1].Pool != "b") {

@@ -11,6 +11,9 @@
 //	GET /stats               {"inFlight":..,"maxInFlight":..,"served":..}
 //	GET /ws                  a WebSocket that answers each text message with "<hostname>: <message>"
 //	GET /healthz             200, not counted (the kubelet's probes)
+//
+// With --grpc it serves gRPC without TLS instead: the gRPC health checking
+// protocol and HoldMethod, a slow call counted as requests are.
 package main
 
 import (
@@ -141,9 +144,13 @@ var sink int //nolint:unused // written, never read: that is the point
 
 func main() {
 	listen := flag.String("listen", ":9000", "address to listen on")
+	grpcMode := flag.Bool("grpc", false, "serve gRPC (h2c) instead of HTTP")
 	flag.Parse()
 	hostname, _ := os.Hostname()
 	stats := &counters{}
+	if *grpcMode {
+		log.Fatal(serveGRPC(*listen, hostname, stats))
+	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /stats", stats)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })

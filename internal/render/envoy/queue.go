@@ -16,7 +16,9 @@ import (
 	directresponsev3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/direct_response/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	localresponsepolicyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/custom_response/local_response_policy/v3"
+	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"webfarm.dev/operator/internal/model"
@@ -27,8 +29,10 @@ import (
 // (a per-host connection limit: an HTTP/1.1 connection carries one request
 // at a time, and a request that finds its worker's connections busy waits);
 // at most queue.length requests wait, and the next one is answered 503 at
-// once. The frontend's replicas share both limits, each enforcing its share,
-// rounded up so that no replica refuses capacity the pool has.
+// once (for a pool whose workers take HTTP/2, oneStreamPerConnection makes
+// each request a connection of its own). The frontend's replicas share both
+// limits, each enforcing its share, rounded up so that no replica refuses
+// capacity the pool has.
 //
 // The limits do not depend on how many workers are ready, so scaling a pool
 // changes only its endpoints, never its cluster (which Envoy would rebuild).
@@ -45,6 +49,24 @@ func queueBreakers(p model.Pool, frontends int32) *clusterv3.CircuitBreakers {
 			Priority:       corev3.RoutingPriority_DEFAULT,
 			MaxConnections: wrapperspb.UInt32(share(p.MaxConcurrentRequests, frontends)),
 		}},
+	}
+}
+
+// oneStreamPerConnection makes the frontend talk HTTP/2 (h2c) to the
+// workers of a pool whose app speaks HTTP/2 or gRPC, one stream per upstream
+// connection: queueBreakers' per-worker connection limit then counts
+// requests (streams), however many streams the clients multiplex on one
+// connection, and a stream that finds its worker's connections busy waits
+// in the queue as an HTTP/1.1 request does.
+func oneStreamPerConnection() map[string]*anypb.Any {
+	return map[string]*anypb.Any{
+		"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": mustAny(&httpv3.HttpProtocolOptions{
+			UpstreamProtocolOptions: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_{ExplicitHttpConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig{
+				ProtocolConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_Http2ProtocolOptions{Http2ProtocolOptions: &corev3.Http2ProtocolOptions{
+					MaxConcurrentStreams: wrapperspb.UInt32(1),
+				}},
+			}},
+		}),
 	}
 }
 

@@ -96,6 +96,9 @@ func FarmRouting(f model.Farm, pools map[string]model.Pool, b Backends) (Routing
 		c := edsCluster(PoolCluster(name), f.Affinity)
 		if p, ok := pools[name]; ok {
 			c.CircuitBreakers = queueBreakers(p, f.Frontend.Replicas)
+			if p.HTTP2() {
+				c.TypedExtensionProtocolOptions = oneStreamPerConnection()
+			}
 		}
 		r.add(c, b)
 	}
@@ -179,6 +182,9 @@ func farmListener(f model.Farm, queueTimeouts bool) *listenerv3.Listener {
 	}
 	hcm := &hcmv3.HttpConnectionManager{
 		StatPrefix: "farm",
+		// HTTP/1.1, HTTP/2 without TLS (prior knowledge), and HTTP/2 where
+		// TLS negotiates it (ALPN h2), each client as it speaks.
+		CodecType: hcmv3.HttpConnectionManager_AUTO,
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
 			ConfigSource:    adsSource(),
 			RouteConfigName: RouteConfigName,
@@ -225,6 +231,10 @@ func routeConfig(f model.Farm, pools map[string]model.Pool, b Backends) *routev3
 		vh := &routev3.VirtualHost{Name: s.Name, Domains: s.Hosts}
 		limitBandwidth(vh, s.MaxBandwidthBytesPerSecond)
 		for _, r := range s.Routes {
+			if pools[r.Pool].HTTP2() {
+				// Workers that take HTTP/2 have no cache tier (HTTP/1.1) in front.
+				r.CachePolicy = ""
+			}
 			for _, route := range siteRoutes(f, pools, b, r) {
 				route.Metadata = routeMetadata(s.Name, r)
 				vh.Routes = append(vh.Routes, route)
@@ -238,7 +248,8 @@ func routeConfig(f model.Farm, pools map[string]model.Pool, b Backends) *routev3
 // siteRoutes are the Envoy routes of one of a site's routes. Those of a pool
 // without a ready worker that starts on demand go to the activator; those
 // of a stopped pool (or an idle one that does not start on demand) are
-// answered by the frontend itself.
+// answered by the frontend itself. A pool whose workers take HTTP/2 has no
+// WebSocket route.
 func siteRoutes(f model.Farm, pools map[string]model.Pool, b Backends, r model.Route) []*routev3.Route {
 	pool, known := pools[r.Pool]
 	switch {
@@ -250,6 +261,10 @@ func siteRoutes(f model.Farm, pools map[string]model.Pool, b Backends, r model.R
 		return []*routev3.Route{stoppedPoolRoute(r)}
 	}
 	stamp := pool.QueueTimeout > 0
+	if pool.HTTP2() {
+		// A WebSocket has no upgrade to workers that take HTTP/2 alone.
+		return routes(r, f.Frontend.RequestTimeout, f.Affinity, stamp)
+	}
 	return append([]*routev3.Route{webSocketRoute(r, f.Frontend.WebSocketIdleTimeout, f.Affinity, stamp)},
 		routes(r, f.Frontend.RequestTimeout, f.Affinity, stamp)...)
 }

@@ -108,6 +108,12 @@ func TestFarmRouting(t *testing.T) {
 			func(f *model.Farm, pools map[string]model.Pool, b Backends) { f.Frontend.AccessLog.SamplePercent = 10 }},
 		{"a farm whose access log is off has neither the log nor the filter that keeps the client's path", "routing-access-log-off.json", contoso(), contosoBackends(), "", "",
 			func(f *model.Farm, pools map[string]model.Pool, b Backends) { f.Frontend.AccessLog.Enabled = false }},
+		{"a pool whose app speaks gRPC is reached over HTTP/2, one stream per connection, without its cache tier or WebSocket route", "routing-grpc.json", contoso(), contosoBackends(), "", "",
+			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
+				images := pools["images"]
+				images.App = &model.App{Image: "registry.example/thumbnails:1", Port: 9000, Protocol: model.AppGRPC}
+				pools["images"] = images
+			}},
 		{"an idle pool that does not start on demand is answered 503 by the frontend", "routing-idle.json", contoso(), contosoBackends(), "", "",
 			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
 				images := pools["images"]

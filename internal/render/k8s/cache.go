@@ -50,7 +50,7 @@ func Cache(cache model.Cache, nginxConf, agentConf string) CacheObjects {
 	volumeBytes := cacheVolumeBytes(cache.MemorySizeBytes)
 	// TCP probes: an HTTP probe would be a request nginx counts, and the
 	// agent takes the hits from nginx's request count.
-	worker := nginxContainer(cache.Platform.Images, cache.CPUMilli, volumeBytes+cacheOverheadBytes).
+	worker := nginxContainer(cache.Platform.Images, cache.CPUMilli, volumeBytes+cacheOverheadBytes, containerPort("http", nginx.HTTPPort), containerPort("status", nginx.StatusPort)).
 		WithReadinessProbe(tcpProbe("http", 5*time.Second, time.Second, 3)).
 		WithLivenessProbe(tcpProbe("status", 10*time.Second, 2*time.Second, 3)).
 		WithLifecycle(drainPause(drainSeconds)).

@@ -74,6 +74,9 @@ func toYAML(t *testing.T, objs ...any) []byte {
 func TestObjects(t *testing.T) {
 	fe := k8s.Frontend(farm(), []byte("{}\n"))
 	p := k8s.Pool(pool(), "# nginx.conf\n")
+	grpcPool := pool()
+	grpcPool.App = &model.App{Image: "registry.example.com/greeter:1", Port: 9000, Protocol: model.AppGRPC}
+	g := k8s.Pool(grpcPool, "# nginx.conf\n")
 	c := k8s.Cache(cache(), "# nginx.conf\n", "{}\n")
 	tests := []struct {
 		name   string
@@ -82,6 +85,7 @@ func TestObjects(t *testing.T) {
 	}{
 		{"a farm gets an Envoy Deployment, its bootstrap, a Service and a ServiceAccount", "frontend.yaml", []any{fe.ServiceAccount, fe.ConfigMap, fe.Service, fe.Deployment}},
 		{"a pool gets nginx workers with its app (environment from values, a Secret and a ConfigMap), content, Service, disruption budget and identity", "pool.yaml", []any{p.ServiceAccount, p.ConfigMap, p.Service, p.Deployment, p.PodDisruptionBudget}},
+		{"a pool whose app speaks gRPC takes HTTP/2 on its Service's port and is ready when the app answers gRPC health checks", "pool-grpc.yaml", []any{g.Deployment}},
 		{"a cache policy gets nginx cache pods with in-memory storage", "cache.yaml", []any{c.ConfigMap, c.Service, c.Deployment}},
 	}
 	for _, tt := range tests {

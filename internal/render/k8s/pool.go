@@ -39,8 +39,8 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 		// The app does the work; nginx serves files and proxies.
 		nginxCPU, nginxMemory = appNginxCPUMilli(p.CPUMilli), 64<<20
 	}
-	worker := nginxContainer(p.Platform.Images, nginxCPU, nginxMemory).
-		WithReadinessProbe(httpProbe(p.Health.Path, "http", p.Health.Interval, p.Health.Timeout, p.Health.FailureThreshold)).
+	worker := nginxContainer(p.Platform.Images, nginxCPU, nginxMemory, workerPorts(p)...).
+		WithReadinessProbe(workerReadiness(p)).
 		WithLifecycle(drainPause(drainSeconds))
 	volumes := []*corev1ac.VolumeApplyConfiguration{configMapVolume(name), tmpVolumeSource()}
 	spec := corev1ac.PodSpec()
@@ -73,6 +73,13 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 			WithSecurityContext(restrictedContainer()).
 			WithLifecycle(drainPause(appDrainSeconds)).
 			WithVolumeMounts(corev1ac.VolumeMount().WithName(tmpVolume).WithMountPath("/tmp"))
+		if a.Protocol == model.AppGRPC {
+			// The gRPC health checking protocol, on the app's own port.
+			app = app.WithReadinessProbe(corev1ac.Probe().
+				WithGRPC(corev1ac.GRPCAction().WithPort(a.Port)).
+				WithPeriodSeconds(wholeSeconds(p.Health.Interval)).WithTimeoutSeconds(wholeSeconds(p.Health.Timeout)).
+				WithFailureThreshold(p.Health.FailureThreshold))
+		}
 		if len(a.Args) > 0 {
 			app = app.WithArgs(a.Args...)
 		}
@@ -124,6 +131,32 @@ func envVar(e model.EnvVar) *corev1ac.EnvVarApplyConfiguration {
 	}
 }
 
+// workerPorts are a worker's nginx ports. "http" is what the Service (and so
+// the frontend) reaches: HTTP/2 without TLS when the app speaks HTTP/2 or
+// gRPC, with HTTP/1.1 then on "http1" for the kubelet's probes.
+func workerPorts(p model.Pool) []*corev1ac.ContainerPortApplyConfiguration {
+	if p.HTTP2() {
+		return []*corev1ac.ContainerPortApplyConfiguration{
+			containerPort("http", nginx.H2CPort), containerPort("http1", nginx.HTTPPort), containerPort("status", nginx.StatusPort),
+		}
+	}
+	return []*corev1ac.ContainerPortApplyConfiguration{containerPort("http", nginx.HTTPPort), containerPort("status", nginx.StatusPort)}
+}
+
+// workerReadiness is the GET of the pool's health check over HTTP/1.1 (which
+// nginx passes to an HTTP/2 app as HTTP/2). A gRPC app is checked by the
+// gRPC health checking protocol instead, and nginx only for being up.
+func workerReadiness(p model.Pool) *corev1ac.ProbeApplyConfiguration {
+	h := p.Health
+	switch {
+	case p.App != nil && p.App.Protocol == model.AppGRPC:
+		return httpProbe(nginx.LivenessURI, "status", h.Interval, h.Timeout, h.FailureThreshold)
+	case p.HTTP2():
+		return httpProbe(h.Path, "http1", h.Interval, h.Timeout, h.FailureThreshold)
+	}
+	return httpProbe(h.Path, "http", h.Interval, h.Timeout, h.FailureThreshold)
+}
+
 // appNginxCPUMilli is the CPU of the nginx beside a pool's app container.
 func appNginxCPUMilli(appCPUMilli int64) int64 { return max(50, appCPUMilli/4) }
 
@@ -137,12 +170,12 @@ func WorkerCPUMilli(p model.Pool) int64 {
 }
 
 // nginxContainer is the nginx of a pool worker or a cache tier.
-func nginxContainer(images model.Images, cpuMilli, memoryBytes int64) *corev1ac.ContainerApplyConfiguration {
+func nginxContainer(images model.Images, cpuMilli, memoryBytes int64, ports ...*corev1ac.ContainerPortApplyConfiguration) *corev1ac.ContainerApplyConfiguration {
 	return corev1ac.Container().WithName("nginx").
 		WithImage(images.Nginx).WithImagePullPolicy(corev1.PullPolicy(images.PullPolicy)).
 		WithCommand("nginx", "-c", nginx.ConfigDir+"/"+nginx.ConfigFile).
-		WithPorts(containerPort("http", nginx.HTTPPort), containerPort("status", nginx.StatusPort)).
-		WithLivenessProbe(httpProbe("/healthz", "status", 10*time.Second, 2*time.Second, 3)).
+		WithPorts(ports...).
+		WithLivenessProbe(httpProbe(nginx.LivenessURI, "status", 10*time.Second, 2*time.Second, 3)).
 		WithResources(resources(cpuMilli, memoryBytes)).
 		WithSecurityContext(restrictedContainer()).
 		WithVolumeMounts(

@@ -40,7 +40,8 @@ var hostile = []string{
 }
 
 func FuzzPoolConfig(f *testing.F) {
-	// name, namespace, content kind (0 none, 1 ConfigMap, 2 image, 3 claim),
+	// name, namespace, content kind (0 none, 1 ConfigMap, 2 image, 3 claim;
+	// plus 4: the app speaks HTTP2, plus 8: GRPC),
 	// content name, image path, app image ("" no app), app port, cpu, memory,
 	// max concurrent requests, queue timeout, CPU throttle percent (0: no limit).
 	f.Add("shop", "web", uint8(1), "shop-content", "", "", int32(0), "500m", "128Mi", int32(100), "", int32(0))
@@ -48,6 +49,8 @@ func FuzzPoolConfig(f *testing.F) {
 	f.Add("api", "prod", uint8(0), "", "", "registry.example.com/api@sha256:abc", int32(9000), "4", "1Gi", int32(100000), "1h", int32(50))
 	f.Add("images", "web", uint8(2), "registry.example.com/site:1.4", "/content", "", int32(0), "10m", "16Mi", int32(1), "100ms", int32(1))
 	f.Add("docs", "web", uint8(3), "docs-claim", "", "", int32(0), "64", "64Gi", int32(0), "0s", int32(100))
+	f.Add("api", "web", uint8(5), "api-content", "", "registry.example.com/api:1", int32(9000), "500m", "128Mi", int32(100), "1s", int32(0))
+	f.Add("greeter", "web", uint8(8), "", "", "registry.example.com/greeter:1", int32(8084), "500m", "128Mi", int32(2), "", int32(0))
 	// One field hostile at a time: a refused field would hide the others.
 	for _, h := range hostile {
 		f.Add(h, "web", uint8(1), "c", "", "", int32(0), "", "", int32(0), "", int32(0))
@@ -73,7 +76,11 @@ func FuzzPoolConfig(f *testing.F) {
 			s.Content = &v1.Content{PersistentVolumeClaim: v1.PersistentVolumeClaimContent{ClaimName: contentName}}
 		}
 		if appImage != "" {
-			s.App = v1.AppContainer{Image: appImage, Port: appPort}
+			s.App = v1.AppContainer{Image: appImage, Port: appPort,
+				Protocol: []v1.AppProtocol{"", v1.AppProtocolHTTP2, v1.AppProtocolGRPC}[contentKind/4%3]}
+			if s.App.Protocol != "" {
+				s.Idle.OnDemandStart = new(false)
+			}
 		}
 		var ok bool
 		if s.CPU, ok = quantity(cpu); !ok {
@@ -278,7 +285,8 @@ func apiAdmitsPool(ap *v1.AppPool) bool {
 		}
 	}
 	if a := s.App; a.Image != "" && (len(a.Image) > 512 || !imageRef.MatchString(a.Image) ||
-		a.Port < 1024 || a.Port > 65535 || a.Port == 8080 || a.Port == 8081) {
+		a.Port < 1024 || a.Port > 65535 || a.Port == 8080 || a.Port == 8081 ||
+		a.Port == 8084 && a.Protocol != "" && a.Protocol != v1.AppProtocolHTTP) {
 		return false
 	}
 	if l := s.CPULimit; l != (v1.CPULimit{}) && (l.Percent < 1 || l.Percent > 100) {

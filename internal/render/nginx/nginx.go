@@ -23,15 +23,18 @@ import (
 // Ports and paths shared with the Kubernetes renderer: the pod spec mounts and
 // probes what this config expects.
 const (
-	HTTPPort    = 8080 // the worker's or cache's HTTP port
-	StatusPort  = 8081 // stub_status and the liveness endpoint, never routed
+	HTTPPort   = 8080 // the worker's or cache's HTTP port
+	StatusPort = 8081 // stub_status and the liveness endpoint, never routed
+	// H2CPort takes HTTP/2 without TLS from the frontend, in the workers of
+	// a pool whose app speaks HTTP/2 or gRPC.
+	H2CPort     = 8084
 	ConfigDir   = "/etc/webfarm"
 	ConfigFile  = "nginx.conf"
 	ContentDir  = "/srv/www"
 	TmpDir      = "/tmp"
 	CacheDir    = "/tmp/cache"
 	statusPath  = "/nginx_status"
-	livenessURI = "/healthz"
+	LivenessURI = "/healthz"
 
 	// QueueScriptFile is the njs script beside nginx.conf that checks a
 	// request's time in the queue (a relative js_import resolves against
@@ -69,6 +72,8 @@ func PoolConfig(p model.Pool) (string, error) {
 		Workers:           workerProcesses(p.CPUMilli),
 		WorkerConnections: workerConnections(p.MaxConcurrentRequests),
 		Queue:             queueTimeout(p),
+		HTTP2:             p.HTTP2(),
+		H2CPort:           H2CPort,
 		ProxyTimeout:      model.LongestFrontendTimeout,
 		ShutdownTimeout:   ShutdownTimeout,
 		Common:            common(),
@@ -172,7 +177,7 @@ type commonData struct {
 }
 
 func common() commonData {
-	return commonData{HTTPPort, StatusPort, ContentDir, TmpDir, CacheDir, statusPath, livenessURI}
+	return commonData{HTTPPort, StatusPort, ContentDir, TmpDir, CacheDir, statusPath, LivenessURI}
 }
 
 type poolData struct {
@@ -180,6 +185,8 @@ type poolData struct {
 	Workers           int64
 	WorkerConnections int64
 	Queue             *queueTimeoutData
+	HTTP2             bool
+	H2CPort           int
 	ProxyTimeout      time.Duration
 	ShutdownTimeout   time.Duration
 	Common            commonData

@@ -37,6 +37,8 @@ func TestPoolConfig(t *testing.T) {
 	appOnly.Content = model.Content{}
 	queueTimeout := withApp
 	queueTimeout.QueueTimeout = 1500 * time.Millisecond
+	grpcApp := queueTimeout
+	grpcApp.App = &model.App{Image: "registry.example.com/greeter:1", Port: 9000, Protocol: model.AppGRPC}
 
 	tests := []struct {
 		name   string
@@ -47,6 +49,7 @@ func TestPoolConfig(t *testing.T) {
 		{"a pool with static files and an app answers from files first, then the app", "pool-static-and-app.conf", withApp},
 		{"a pool with only an app proxies everything to it", "pool-app-only.conf", appOnly},
 		{"a pool with a queue timeout refuses requests that waited longer", "pool-queue-timeout.conf", queueTimeout},
+		{"a pool whose app speaks gRPC takes HTTP/2 on a port of its own and passes it on as HTTP/2", "pool-grpc.conf", grpcApp},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

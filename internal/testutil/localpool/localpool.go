@@ -29,6 +29,9 @@ type Worker struct {
 	// URL is the worker's HTTP endpoint ("http://127.0.0.1:port/").
 	URL  string
 	Port int
+	// H2CPort takes HTTP/2 without TLS, in a worker of a pool whose app
+	// speaks HTTP/2 or gRPC (0 otherwise).
+	H2CPort int
 
 	cmd *exec.Cmd
 }
@@ -60,15 +63,19 @@ func Start(t *testing.T, p model.Pool) Worker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports, err := testutil.FreePorts(2)
+	ports, err := testutil.FreePorts(3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	port, statusPort := ports[0], ports[1]
+	port, statusPort, h2cPort := ports[0], ports[1], 0
 	moves := []struct{ old, new string }{
 		{" " + nginx.TmpDir + "/", " " + dir + "/"},
 		{fmt.Sprintf("listen %d ", nginx.HTTPPort), fmt.Sprintf("listen 127.0.0.1:%d ", port)},
 		{fmt.Sprintf("listen %d;", nginx.StatusPort), fmt.Sprintf("listen 127.0.0.1:%d;", statusPort)},
+	}
+	if p.HTTP2() {
+		h2cPort = ports[2]
+		moves = append(moves, struct{ old, new string }{fmt.Sprintf("listen %d ", nginx.H2CPort), fmt.Sprintf("listen 127.0.0.1:%d ", h2cPort)})
 	}
 	if p.Content.Source != model.ContentNone {
 		moves = append(moves, struct{ old, new string }{"root " + nginx.ContentDir + ";", "root " + content + ";"})
@@ -112,5 +119,5 @@ func Start(t *testing.T, p model.Pool) Worker {
 		}
 		return resp.Body.Close()
 	})
-	return Worker{URL: url, Port: port, cmd: cmd}
+	return Worker{URL: url, Port: port, H2CPort: h2cPort, cmd: cmd}
 }
