@@ -75,7 +75,7 @@ func sdsFileKey(site string) string { return "sds-" + site + ".json" }
 // certificate through: a SDS response with one Secret whose certificate and
 // key are the files of the site's mounted Secret. They depend only on the
 // site names, never on a certificate.
-func SDSFiles(f model.Farm) (map[string]string, error) {
+func SDSFiles(f model.Farm) map[string]string {
 	out := map[string]string{}
 	for _, s := range f.TLSSites() {
 		dir := CertDir(s.Name)
@@ -92,11 +92,11 @@ func SDSFiles(f model.Farm) (map[string]string, error) {
 		doc, err := protojson.MarshalOptions{UseProtoNames: true, Indent: "  "}.Marshal(
 			&discoveryv3.DiscoveryResponse{Resources: []*anypb.Any{mustAny(secret)}})
 		if err != nil {
-			return nil, err
+			panic(err) // a well-formed message always marshals
 		}
 		out[sdsFileKey(s.Name)] = string(doc) + "\n"
 	}
-	return out, nil
+	return out
 }
 
 // httpsListener serves the TLS sites, each on the chains clientAddressChains

@@ -167,10 +167,7 @@ func localPaths(dir, doc string) string {
 // each TLS site's certificate directory, as Kubernetes mounts an optional
 // Secret that does not exist: empty.
 func writeCertConfig(dir string, f model.Farm) error {
-	files, err := envoy.SDSFiles(f)
-	if err != nil {
-		return err
-	}
+	files := envoy.SDSFiles(f)
 	if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
 		return err
 	}
