@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/envoystats"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/testutil"
@@ -348,6 +349,22 @@ func TestHTTPSServesEachSiteWithItsOwnCertificate(t *testing.T) {
 		}
 		if n, err := fe.Counter("sds." + envoy.CertSecretName("broken") + ".update_rejected"); err != nil || n == 0 {
 			t.Errorf("broken: update_rejected %d, %v", n, err)
+		}
+		// What the operator reads: the Prometheus page.
+		resp, err := http.Get(fe.AdminURL + "/stats/prometheus?" + envoystats.CertificateQuery)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		certs, err := envoystats.Certificates(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for site, loaded := range map[string]bool{"broken": false, "missing": false, "shop": true, "blog": true} {
+			c, ok := certs[site]
+			if !ok || (c.Loaded > 0) != loaded || (c.Rejected > 0) == loaded {
+				t.Errorf("%s on the Prometheus page: %+v (present %v)", site, c, ok)
+			}
 		}
 	})
 }
