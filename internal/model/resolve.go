@@ -132,16 +132,15 @@ func resolveSiteTLS(s v1.Site, errs *errList) *SiteTLS {
 	if !secretName.MatchString(string(t.SecretName)) || len(t.SecretName) > 253 {
 		errs.add(fmt.Sprintf("site %q: tls.secretName %q is not a Secret name", s.Name, t.SecretName))
 	}
-	plain := orDefault(t.PlainHTTP, v1.PlainHTTPRedirect)
-	if plain != v1.PlainHTTPRedirect && plain != v1.PlainHTTPServe {
-		errs.add(fmt.Sprintf("site %q: tls.plainHTTP %q: Redirect or Serve", s.Name, plain))
+	if t.PlainHTTP != "" && t.PlainHTTP != v1.PlainHTTPRedirect && t.PlainHTTP != v1.PlainHTTPServe {
+		errs.add(fmt.Sprintf("site %q: tls.plainHTTP %q: Redirect or Serve", s.Name, t.PlainHTTP))
 	}
 	if t.HSTS.MaxAgeSeconds < 0 || t.HSTS.MaxAgeSeconds > 63072000 {
 		errs.add(fmt.Sprintf("site %q: tls.hsts.maxAgeSeconds %d: between 1 and 63072000", s.Name, t.HSTS.MaxAgeSeconds))
 	}
 	return &SiteTLS{
 		SecretName:        string(t.SecretName),
-		ServePlainHTTP:    plain == v1.PlainHTTPServe,
+		ServePlainHTTP:    t.PlainHTTP == v1.PlainHTTPServe,
 		HSTSMaxAge:        time.Duration(t.HSTS.MaxAgeSeconds) * time.Second,
 		IncludeSubDomains: deref(t.HSTS.IncludeSubDomains, false),
 	}
