@@ -135,21 +135,26 @@ func TestHTTPS(t *testing.T) {
 
 	// get fetches https://host/ through the Service, verifying the
 	// certificate against the test CA.
-	get := func(host string) (*http.Response, *x509.Certificate, error) {
-		client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+	type answer struct {
+		status, protoMajor int
+		proto, hsts        string
+	}
+	get := func(host string) (answer, *x509.Certificate, error) {
+		hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 			TLSClientConfig:   &tls.Config{RootCAs: ca.pool},
 			ForceAttemptHTTP2: true,
 			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 				return (&net.Dialer{}).DialContext(ctx, network, httpsAddress)
 			},
 		}}
-		defer client.CloseIdleConnections()
-		resp, err := client.Get("https://" + host + "/")
+		defer hc.CloseIdleConnections()
+		resp, err := hc.Get("https://" + host + "/")
 		if err != nil {
-			return nil, nil, err
+			return answer{}, nil, err
 		}
 		resp.Body.Close()
-		return resp, resp.TLS.PeerCertificates[0], nil
+		return answer{resp.StatusCode, resp.ProtoMajor, resp.Proto, resp.Header.Get("Strict-Transport-Security")},
+			resp.TLS.PeerCertificates[0], nil
 	}
 	condition := func() (*metav1.Condition, error) {
 		var farm v1.WebFarm
@@ -165,13 +170,12 @@ func TestHTTPS(t *testing.T) {
 
 	t.Run("a site is served over HTTP/2 with its own certificate and HSTS", func(t *testing.T) {
 		framework.Eventually(t, time.Minute, func() error {
-			resp, cert, err := get("shop.example")
+			a, cert, err := get("shop.example")
 			if err != nil {
 				return err
 			}
-			if resp.StatusCode != http.StatusOK || resp.ProtoMajor != 2 || cert.Subject.CommonName != "shop.example" ||
-				resp.Header.Get("Strict-Transport-Security") != "max-age=300" {
-				return fmt.Errorf("%s over %s, certificate %s, HSTS %q", resp.Status, resp.Proto, cert.Subject.CommonName, resp.Header.Get("Strict-Transport-Security"))
+			if a.status != http.StatusOK || a.protoMajor != 2 || cert.Subject.CommonName != "shop.example" || a.hsts != "max-age=300" {
+				return fmt.Errorf("%d over %s, certificate %s, HSTS %q", a.status, a.proto, cert.Subject.CommonName, a.hsts)
 			}
 			return nil
 		})

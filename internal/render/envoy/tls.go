@@ -169,13 +169,13 @@ var modernCiphers = []string{
 }
 
 func downstreamTLS(minVersion, site string) *tlsv3.DownstreamTlsContext {
-	min := tlsv3.TlsParameters_TLSv1_2
+	oldest := tlsv3.TlsParameters_TLSv1_2
 	if minVersion == "1.3" {
-		min = tlsv3.TlsParameters_TLSv1_3
+		oldest = tlsv3.TlsParameters_TLSv1_3
 	}
 	return &tlsv3.DownstreamTlsContext{CommonTlsContext: &tlsv3.CommonTlsContext{
 		TlsParams: &tlsv3.TlsParameters{
-			TlsMinimumProtocolVersion: min,
+			TlsMinimumProtocolVersion: oldest,
 			TlsMaximumProtocolVersion: tlsv3.TlsParameters_TLSv1_3,
 			CipherSuites:              modernCiphers,
 		},
