@@ -72,12 +72,14 @@ func TestAFarmNamesTheSiteAndSecretWhoseCertificateTheFrontendCouldNotLoad(t *te
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if err := os.MkdirAll(localenvoy.CertDir(dir, "blog"), 0o755); err != nil {
+	// As a Secret volume holds them (the links beside "..data" are not read).
+	data := filepath.Join(localenvoy.CertDir(dir, "blog"), "..data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	c, k := selfSigned(t, "blog.example")
-	for name, data := range map[string][]byte{"tls.crt": c, "tls.key": k} {
-		if err := os.WriteFile(filepath.Join(localenvoy.CertDir(dir, "blog"), name), data, 0o600); err != nil {
+	for name, pem := range map[string][]byte{"tls.crt": c, "tls.key": k} {
+		if err := os.WriteFile(filepath.Join(data, name), pem, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -247,11 +248,19 @@ func staticBootstrap(t *testing.T, f model.Farm, r Routing) []byte {
 	if len(files) == 0 {
 		return out
 	}
-	dir := t.TempDir()
+	// So do the certificate directories it watches.
+	dir, certs := t.TempDir(), t.TempDir()
 	for name, doc := range files {
+		doc = strings.ReplaceAll(doc, CertMountDir+"/", certs+"/")
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	for _, s := range f.TLSSites() {
+		if err := os.Mkdir(filepath.Join(certs, s.Name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out = bytes.ReplaceAll(out, []byte(CertMountDir+"/"), []byte(certs+"/"))
 	return bytes.ReplaceAll(out, []byte(ConfigDir+"/"), []byte(dir+"/"))
 }

@@ -79,13 +79,18 @@ func SDSFiles(f model.Farm) map[string]string {
 	out := map[string]string{}
 	for _, s := range f.TLSSites() {
 		dir := CertDir(s.Name)
+		// The kubelet writes a Secret volume into a new directory and then
+		// renames the "..data" link to it, which Envoy watches; the
+		// "tls.crt" and "tls.key" links beside it come only after, when a
+		// Secret first appears. Read through "..data", both files are
+		// complete the moment the watch fires.
+		data := dir + "/..data/"
 		secret := &tlsv3.Secret{
 			Name: CertSecretName(s.Name),
 			Type: &tlsv3.Secret_TlsCertificate{TlsCertificate: &tlsv3.TlsCertificate{
-				CertificateChain: &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: dir + "/tls.crt"}},
-				PrivateKey:       &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: dir + "/tls.key"}},
-				// Kubernetes updates a Secret volume by swapping its
-				// "..data" link: Envoy rereads both files together on it.
+				CertificateChain: &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: data + "tls.crt"}},
+				PrivateKey:       &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: data + "tls.key"}},
+				// A renewal swaps "..data": Envoy rereads both files together.
 				WatchedDirectory: &corev3.WatchedDirectory{Path: dir},
 			}},
 		}
@@ -183,9 +188,15 @@ func downstreamTLS(minVersion, site string) *tlsv3.DownstreamTlsContext {
 		TlsCertificateSdsSecretConfigs: []*tlsv3.SdsSecretConfig{{
 			Name: CertSecretName(site),
 			SdsConfig: &corev3.ConfigSource{
-				ResourceApiVersion:    corev3.ApiVersion_V3,
-				InitialFetchTimeout:   durationpb.New(certFetchTimeout),
-				ConfigSourceSpecifier: &corev3.ConfigSource_PathConfigSource{PathConfigSource: &corev3.PathConfigSource{Path: ConfigDir + "/" + sdsFileKey(site)}},
+				ResourceApiVersion:  corev3.ApiVersion_V3,
+				InitialFetchTimeout: durationpb.New(certFetchTimeout),
+				// The SDS file is reread when the Secret's mount changes:
+				// a certificate that could not be read (a Secret missing
+				// or malformed) is read again when the Secret is fixed.
+				ConfigSourceSpecifier: &corev3.ConfigSource_PathConfigSource{PathConfigSource: &corev3.PathConfigSource{
+					Path:             ConfigDir + "/" + sdsFileKey(site),
+					WatchedDirectory: &corev3.WatchedDirectory{Path: CertDir(site)},
+				}},
 			},
 		}},
 	}}

@@ -433,3 +433,31 @@ func TestARenewedCertificateIsServedWithoutAFailedRequest(t *testing.T) {
 	}
 	t.Logf("%d requests, none failed", ok.Load())
 }
+
+// The kubelet's first write of a Secret volume renames "..data" before the
+// "tls.crt" and "tls.key" links exist: the frontend must not miss it.
+func TestACertificateWhoseSecretAppearsLaterIsServedWithoutARestart(t *testing.T) {
+	ca := newTestCA(t)
+	wf := &v1.WebFarm{Spec: v1.WebFarmSpec{Sites: []v1.Site{{Name: "shop", Hosts: []v1.Hostname{"shop.example"},
+		Routes: []v1.Route{{AppPool: "web"}}, TLS: v1.SiteTLS{SecretName: "shop-tls"}}}}}
+	var dir string
+	fe := startTLSFrontend(t, wf, []int{echoWorker(t, "w1")}, func(d string) { dir = d })
+	if _, err := handshake(fe, "shop.example", nil); err == nil {
+		t.Fatal("a handshake succeeded without a certificate")
+	}
+	c, k, serial := ca.issue(t, "shop.example")
+	writeSecretVolume(t, localenvoy.CertDir(dir, "shop"), c, k)
+	testutil.Eventually(t, 10*time.Second, func() error {
+		st, err := handshake(fe, "shop.example", nil)
+		if err != nil {
+			a, _ := fe.Counter("sds.cert_shop.update_attempt")
+			r, _ := fe.Counter("sds.cert_shop.update_rejected")
+			ok, _ := fe.Counter("sds.cert_shop.update_success")
+			return fmt.Errorf("%w (attempts %d, rejected %d, loaded %d)", err, a, r, ok)
+		}
+		if got := st.PeerCertificates[0].SerialNumber.Int64(); got != serial {
+			return fmt.Errorf("certificate %d, want %d", got, serial)
+		}
+		return nil
+	})
+}
