@@ -78,8 +78,8 @@ func TestAFarmNamesTheSiteAndSecretWhoseCertificateTheFrontendCouldNotLoad(t *te
 		t.Fatal(err)
 	}
 	c, k := selfSigned(t, "blog.example")
-	for name, pem := range map[string][]byte{"tls.crt": c, "tls.key": k} {
-		if err := os.WriteFile(filepath.Join(data, name), pem, 0o600); err != nil {
+	for name, content := range map[string][]byte{"tls.crt": c, "tls.key": k} {
+		if err := os.WriteFile(filepath.Join(data, name), content, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
