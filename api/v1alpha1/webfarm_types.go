@@ -503,7 +503,9 @@ type SameSite string
 
 // WebFarmStatus is the observed state of a web farm.
 type WebFarmStatus struct {
-	// conditions are Ready (the frontend and every routed pool serve), Degraded and Paused.
+	// conditions are Ready (the frontend and every routed pool serve), Degraded,
+	// Paused and, with HTTPS sites, CertificatesReady (every frontend serves
+	// every site's certificate).
 	//
 	// +optional
 	// +listType=map
