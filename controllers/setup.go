@@ -210,6 +210,11 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 		if err := mgr.Add(cacheStats); err != nil {
 			return err
 		}
+		// What each frontend made of the HTTPS sites' certificates.
+		if err := mgr.Add(&Certificates{Client: c, Recorder: recorder, Platform: platform, Interval: opts.FrontendStatsInterval,
+			HTTP: &http.Client{Timeout: 2 * time.Second}}); err != nil {
+			return err
+		}
 	}
 	if opts.XDS == nil {
 		return nil

@@ -6,6 +6,9 @@ package v1alpha1
 const (
 	DefaultFrontendReplicas   = 2
 	DefaultFrontendPort       = 80
+	DefaultFrontendHTTPSPort  = 443
+	DefaultTLSMinVersion      = "1.2"
+	DefaultCookieSameSite     = "Lax"
 	DefaultConnectionTimeout  = "120s"
 	DefaultRequestTimeout     = "120s"
 	DefaultWebSocketIdle      = "300s"

@@ -77,6 +77,152 @@ func TestManifestsThatAreRefused(t *testing.T) {
 		// reason is the status reason; empty means Invalid (HTTP 422).
 		reason metav1.StatusReason
 	}{
+		// HTTPS.
+		{
+			name: "a site's tls without a secretName is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				    tls:
+				      plainHTTP: Serve
+			`,
+			want: []string{"spec.sites[0].tls.secretName: Required value"},
+		},
+		{
+			name: "plainHTTP other than Redirect or Serve is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				    tls:
+				      secretName: www-tls
+				      plainHTTP: Drop
+			`,
+			want: []string{"spec.sites[0].tls.plainHTTP", "Unsupported value"},
+		},
+		{
+			name: "an HSTS max-age over two years is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				    tls:
+				      secretName: www-tls
+				      hsts:
+				        maxAgeSeconds: 63072001
+			`,
+			want: []string{"spec.sites[0].tls.hsts.maxAgeSeconds"},
+		},
+		{
+			name: "a TLS minimum version of 1.1 is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				    tls:
+				      secretName: www-tls
+				  frontend:
+				    tls:
+				      minVersion: "1.1"
+			`,
+			want: []string{"spec.frontend.tls.minVersion", "Unsupported value"},
+		},
+		{
+			name: "a default TLS site that has no tls is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				    tls:
+				      secretName: www-tls
+				  - name: blog
+				    hosts: [blog.example.com]
+				    routes:
+				    - appPool: web
+				  frontend:
+				    tls:
+				      defaultSite: blog
+			`,
+			want: []string{"frontend.tls.defaultSite must name a site with tls"},
+		},
+		{
+			name: "frontend tls settings without a site with tls are refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				  frontend:
+				    tls:
+				      minVersion: "1.3"
+			`,
+			want: []string{"frontend.tls needs a site with tls"},
+		},
+		{
+			name: "a SameSite=None cookie on a farm with a site served over plain HTTP is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com]
+				    routes:
+				    - appPool: web
+				    tls:
+				      secretName: www-tls
+				      plainHTTP: Serve
+				  sessionAffinity:
+				    type: Cookie
+				    cookie:
+				      sameSite: None
+			`,
+			want: []string{"sameSite None needs every site to have tls with plainHTTP Redirect"},
+		},
 		// Host names.
 		{
 			name: "a host name with an uppercase letter is refused",
@@ -1946,6 +2092,42 @@ func TestManifestsThatAreAccepted(t *testing.T) {
 				  app:
 				    image: registry.example.com/shop:2.1
 				    port: 8084
+			`,
+		},
+		{
+			name: "a farm with HTTPS sites, HSTS, a default site, TLS 1.3 and a SameSite=None cookie is accepted",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: WebFarm
+				metadata:
+				  name: farm
+				spec:
+				  sites:
+				  - name: www
+				    hosts: [www.example.com, "*.www.example.com"]
+				    routes:
+				    - appPool: web
+				    tls:
+				      secretName: www.example.com-tls
+				      hsts:
+				        maxAgeSeconds: 31536000
+				        includeSubDomains: true
+				  - name: blog
+				    hosts: [blog.example.com]
+				    routes:
+				    - appPool: web
+				    tls:
+				      secretName: blog-tls
+				  frontend:
+				    service:
+				      httpsPort: 8443
+				    tls:
+				      minVersion: "1.3"
+				      defaultSite: blog
+				  sessionAffinity:
+				    type: Cookie
+				    cookie:
+				      sameSite: None
 			`,
 		},
 		{

@@ -70,6 +70,9 @@ type ServiceType string
 // conflict in the Ready condition (reason InvalidSpec) without changing the
 // farm's data plane.
 //
+// +kubebuilder:validation:XValidation:rule="!has(self.frontend.tls) || self.sites.exists(s, has(s.tls))",message="frontend.tls needs a site with tls"
+// +kubebuilder:validation:XValidation:rule="!has(self.frontend.tls) || !has(self.frontend.tls.defaultSite) || self.sites.exists(s, s.name == self.frontend.tls.defaultSite && has(s.tls))",message="frontend.tls.defaultSite must name a site with tls"
+// +kubebuilder:validation:XValidation:rule="!has(self.sessionAffinity.cookie) || !has(self.sessionAffinity.cookie.sameSite) || self.sessionAffinity.cookie.sameSite != 'None' || self.sites.all(s, has(s.tls) && (!has(s.tls.plainHTTP) || s.tls.plainHTTP == 'Redirect'))",message="sameSite None needs every site to have tls with plainHTTP Redirect (browsers take it only on a Secure cookie)"
 // +kubebuilder:validation:XValidation:rule="size(self.sites.map(s, s.hosts).flatten()) > 512 || size(self.sites.map(s, s.hosts).flatten()) == size(self.sites.map(s, s.hosts).flatten().distinct())",message="a host name may belong to only one site"
 type WebFarmSpec struct {
 	// sites served by the farm. Each host name belongs to exactly one site.
@@ -138,6 +141,75 @@ type Site struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1024
 	MaxBandwidthBytesPerSecond int64 `json:"maxBandwidthBytesPerSecond,omitempty"`
+
+	// tls serves the site over HTTPS with the certificate of a Secret; unset,
+	// the site is plain HTTP only.
+	//
+	// +optional
+	TLS SiteTLS `json:"tls,omitzero"`
+}
+
+// SecretName is the name of a Secret in the same namespace (a DNS subdomain).
+//
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=253
+// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+type SecretName string
+
+// PlainHTTP is what a site with HTTPS does with plain HTTP requests.
+//
+// +kubebuilder:validation:Enum=Redirect;Serve
+type PlainHTTP string
+
+const (
+	// PlainHTTPRedirect answers plain HTTP with a permanent redirect (301) to
+	// the same host and path over HTTPS.
+	PlainHTTPRedirect PlainHTTP = "Redirect"
+	// PlainHTTPServe serves the site over plain HTTP as well as HTTPS.
+	PlainHTTPServe PlainHTTP = "Serve"
+)
+
+// SiteTLS is a site's HTTPS.
+type SiteTLS struct {
+	// secretName names a Secret of type kubernetes.io/tls (keys tls.crt and
+	// tls.key, as cert-manager writes it) in the farm's namespace. The
+	// frontend pods mount it and pick up a renewed certificate without a
+	// restart. A missing or malformed certificate fails only this site's
+	// HTTPS and shows in the farm's CertificatesReady condition.
+	//
+	// +required
+	SecretName SecretName `json:"secretName,omitempty"`
+
+	// plainHTTP is what plain HTTP requests for the site get: "Redirect"
+	// answers 301 to the same URL over HTTPS, "Serve" serves them too.
+	//
+	// +optional
+	// +default="Redirect"
+	PlainHTTP PlainHTTP `json:"plainHTTP,omitempty"`
+
+	// hsts adds a Strict-Transport-Security header to the site's HTTPS
+	// responses, which tells browsers to use only HTTPS for the site; unset,
+	// none is sent.
+	//
+	// +optional
+	HSTS HSTS `json:"hsts,omitzero"`
+}
+
+// HSTS is a Strict-Transport-Security header (RFC 6797).
+type HSTS struct {
+	// maxAgeSeconds is how long browsers remember to use only HTTPS
+	// (max-age), at most two years.
+	//
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=63072000
+	MaxAgeSeconds int32 `json:"maxAgeSeconds,omitempty"`
+
+	// includeSubDomains extends the rule to every subdomain of the host.
+	//
+	// +optional
+	// +default=false
+	IncludeSubDomains *bool `json:"includeSubDomains,omitempty"`
 }
 
 // Route maps a path prefix of a site to an application pool, optionally through
@@ -235,6 +307,12 @@ type Frontend struct {
 	// +optional
 	AccessLog AccessLog `json:"accessLog,omitzero"`
 
+	// tls configures the HTTPS listener that serves the sites with a tls
+	// section.
+	//
+	// +optional
+	TLS FrontendTLS `json:"tls,omitzero"`
+
 	// cpu is the CPU each Envoy replica requests and is limited to.
 	//
 	// +optional
@@ -314,6 +392,28 @@ type AccessLog struct {
 	SamplePercent int32 `json:"samplePercent,omitempty"`
 }
 
+// TLSVersion is a TLS protocol version.
+//
+// +kubebuilder:validation:Enum="1.2";"1.3"
+type TLSVersion string
+
+// FrontendTLS configures the frontend's HTTPS listener.
+type FrontendTLS struct {
+	// minVersion is the oldest TLS version the frontend accepts.
+	//
+	// +optional
+	// +default="1.2"
+	MinVersion TLSVersion `json:"minVersion,omitempty"`
+
+	// defaultSite names the site (with tls) whose certificate a client that
+	// sends no server name (SNI) gets; unset, the first such site by name.
+	//
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	DefaultSite string `json:"defaultSite,omitempty"`
+}
+
 // FrontendService configures the Service in front of the Envoy pods.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.nodePort) || self.type != 'ClusterIP'",message="nodePort needs type NodePort or LoadBalancer"
@@ -338,6 +438,14 @@ type FrontendService struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	NodePort int32 `json:"nodePort,omitempty"`
+
+	// httpsPort is the Service's HTTPS port, open when a site has tls.
+	//
+	// +optional
+	// +default=443
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	HTTPSPort int32 `json:"httpsPort,omitempty"`
 }
 
 // SessionAffinity keeps a client on one worker.
@@ -377,11 +485,27 @@ type AffinityCookieSpec struct {
 	// +default="0s"
 	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) <= duration('8760h'))",message="cookie ttl must be at most 8760h (one year)"
 	TTL Duration `json:"ttl,omitempty"`
+
+	// sameSite is the cookie's SameSite attribute. "None" lets the cookie
+	// go with requests from other sites; browsers accept it only on a Secure
+	// cookie, so it needs every site to have tls with plainHTTP Redirect.
+	// Over HTTPS the cookie is always Secure.
+	//
+	// +optional
+	// +default="Lax"
+	SameSite SameSite `json:"sameSite,omitempty"`
 }
+
+// SameSite is a cookie's SameSite attribute.
+//
+// +kubebuilder:validation:Enum=Lax;Strict;None
+type SameSite string
 
 // WebFarmStatus is the observed state of a web farm.
 type WebFarmStatus struct {
-	// conditions are Ready (the frontend and every routed pool serve), Degraded and Paused.
+	// conditions are Ready (the frontend and every routed pool serve), Degraded,
+	// Paused and, with HTTPS sites, CertificatesReady (every frontend serves
+	// every site's certificate).
 	//
 	// +optional
 	// +listType=map

@@ -93,6 +93,30 @@ type Site struct {
 	Routes []Route
 	// MaxBandwidthBytesPerSecond is 0 when unlimited.
 	MaxBandwidthBytesPerSecond int64
+	// TLS is nil for a plain HTTP site.
+	TLS *SiteTLS
+}
+
+// SiteTLS is a site's HTTPS.
+type SiteTLS struct {
+	// SecretName is the kubernetes.io/tls Secret the frontend pods mount.
+	SecretName string
+	// ServePlainHTTP serves plain HTTP too; false redirects it to HTTPS.
+	ServePlainHTTP bool
+	// HSTSMaxAge is the Strict-Transport-Security max-age (0: no header).
+	HSTSMaxAge        time.Duration
+	IncludeSubDomains bool
+}
+
+// TLSSites are the sites served over HTTPS, by name.
+func (f Farm) TLSSites() []Site {
+	var out []Site
+	for _, s := range f.Sites {
+		if s.TLS != nil {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Route sends a path prefix to a pool, optionally through a cache tier.
@@ -113,10 +137,17 @@ type Autoscaling struct {
 
 // Frontend is the resolved Envoy frontend.
 type Frontend struct {
-	Replicas          int32
-	ServiceType       string
-	Port              int32
-	NodePort          int32 // 0: chosen by Kubernetes
+	Replicas    int32
+	ServiceType string
+	Port        int32
+	NodePort    int32 // 0: chosen by Kubernetes
+	// HTTPSPort is the Service's HTTPS port, open when a site has TLS.
+	HTTPSPort int32
+	// TLSMinVersion is "1.2" or "1.3".
+	TLSMinVersion string
+	// DefaultTLSSite names the site whose certificate a client without SNI
+	// gets (empty when no site has TLS).
+	DefaultTLSSite    string
 	ConnectionTimeout time.Duration
 	RequestTimeout    time.Duration
 	// WebSocketIdleTimeout closes a WebSocket idle this long; an open
@@ -163,6 +194,8 @@ type Affinity struct {
 	Type       string // AffinityNone, AffinityClientIP, AffinityClassC, AffinityCookie
 	CookieName string
 	CookieTTL  time.Duration
+	// CookieSameSite is "Lax", "Strict" or "None".
+	CookieSameSite string
 }
 
 // Pool is a resolved AppPool.

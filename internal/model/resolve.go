@@ -32,6 +32,8 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 			ServiceType:          orDefault(string(fe.Service.Type), "ClusterIP"),
 			Port:                 orDefault(fe.Service.Port, v1.DefaultFrontendPort),
 			NodePort:             fe.Service.NodePort,
+			HTTPSPort:            orDefault(fe.Service.HTTPSPort, v1.DefaultFrontendHTTPSPort),
+			TLSMinVersion:        orDefault(string(fe.TLS.MinVersion), v1.DefaultTLSMinVersion),
 			ConnectionTimeout:    errs.duration("frontend.connectionTimeout", fe.ConnectionTimeout, v1.DefaultConnectionTimeout),
 			RequestTimeout:       errs.duration("frontend.requestTimeout", fe.RequestTimeout, v1.DefaultRequestTimeout),
 			WebSocketIdleTimeout: errs.duration("frontend.webSocketIdleTimeout", fe.WebSocketIdleTimeout, v1.DefaultWebSocketIdle),
@@ -60,6 +62,10 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 			errs.add(fmt.Sprintf("sessionAffinity.cookie.name %q: letters, digits, '.', '_' or '-', at most 64", out.Affinity.CookieName))
 		}
 		out.Affinity.CookieTTL = errs.duration("sessionAffinity.cookie.ttl", c.TTL, "0s")
+		out.Affinity.CookieSameSite = orDefault(string(c.SameSite), v1.DefaultCookieSameSite)
+		if !slices.Contains([]string{"Lax", "Strict", "None"}, out.Affinity.CookieSameSite) {
+			errs.add(fmt.Sprintf("sessionAffinity.cookie.sameSite %q: Lax, Strict or None", out.Affinity.CookieSameSite))
+		}
 	}
 
 	pools, policies := map[string]bool{}, map[string]bool{}
@@ -77,6 +83,7 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 		}
 		slices.Sort(site.Hosts)
 		site.MaxBandwidthBytesPerSecond = s.MaxBandwidthBytesPerSecond
+		site.TLS = resolveSiteTLS(s, &errs)
 		for _, r := range s.Routes {
 			route := Route{
 				// The schema admits a trailing "/" ("/api/"); prefixes match
@@ -101,9 +108,60 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 		out.Sites = append(out.Sites, site)
 	}
 	slices.SortFunc(out.Sites, func(a, b Site) int { return cmp.Compare(a.Name, b.Name) })
+	out.Frontend.DefaultTLSSite = defaultTLSSite(out, fe.TLS.DefaultSite, &errs)
+	if !slices.Contains([]string{"1.2", "1.3"}, out.Frontend.TLSMinVersion) {
+		errs.add(fmt.Sprintf("frontend.tls.minVersion %q: 1.2 or 1.3", out.Frontend.TLSMinVersion))
+	}
+	if out.Affinity.CookieSameSite == "None" && slices.ContainsFunc(out.Sites, func(s Site) bool { return s.TLS == nil || s.TLS.ServePlainHTTP }) {
+		errs.add("sessionAffinity.cookie.sameSite None needs every site to have tls with plainHTTP Redirect")
+	}
 	out.Pools = sortedKeys(pools)
 	out.CachePolicies = sortedKeys(policies)
 	return out, errs.err()
+}
+
+// resolveSiteTLS is a site's HTTPS, nil without tls.
+func resolveSiteTLS(s v1.Site, errs *errList) *SiteTLS {
+	t := s.TLS
+	if t.SecretName == "" {
+		if t != (v1.SiteTLS{}) {
+			errs.add(fmt.Sprintf("site %q: tls needs a secretName", s.Name))
+		}
+		return nil
+	}
+	if !secretName.MatchString(string(t.SecretName)) || len(t.SecretName) > 253 {
+		errs.add(fmt.Sprintf("site %q: tls.secretName %q is not a Secret name", s.Name, t.SecretName))
+	}
+	if t.PlainHTTP != "" && t.PlainHTTP != v1.PlainHTTPRedirect && t.PlainHTTP != v1.PlainHTTPServe {
+		errs.add(fmt.Sprintf("site %q: tls.plainHTTP %q: Redirect or Serve", s.Name, t.PlainHTTP))
+	}
+	if t.HSTS.MaxAgeSeconds < 0 || t.HSTS.MaxAgeSeconds > 63072000 {
+		errs.add(fmt.Sprintf("site %q: tls.hsts.maxAgeSeconds %d: between 1 and 63072000", s.Name, t.HSTS.MaxAgeSeconds))
+	}
+	return &SiteTLS{
+		SecretName:        string(t.SecretName),
+		ServePlainHTTP:    t.PlainHTTP == v1.PlainHTTPServe,
+		HSTSMaxAge:        time.Duration(t.HSTS.MaxAgeSeconds) * time.Second,
+		IncludeSubDomains: deref(t.HSTS.IncludeSubDomains, false),
+	}
+}
+
+var secretName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// defaultTLSSite is the site a client without SNI gets: the one named, or
+// the first with TLS by name.
+func defaultTLSSite(f Farm, named string, errs *errList) string {
+	tls := f.TLSSites()
+	if named != "" {
+		if !slices.ContainsFunc(tls, func(s Site) bool { return s.Name == named }) {
+			errs.add(fmt.Sprintf("frontend.tls.defaultSite %q is not a site with tls", named))
+		}
+		return named
+	}
+	if len(tls) == 0 {
+		return ""
+	}
+	return tls[0].Name
 }
 
 // HostCount is the number of host names over all sites.

@@ -73,6 +73,10 @@ func routeAffinity(a model.Affinity, r model.Route) map[string]*anypb.Any {
 	if a.CookieTTL > 0 {
 		cookie.Ttl = durationpb.New(a.CookieTTL)
 	}
+	if a.CookieSameSite != "" {
+		// Validated to Lax, Strict or None.
+		cookie.Attributes = []*httptypev3.CookieAttribute{{Name: "SameSite", Value: a.CookieSameSite}}
+	}
 	return map[string]*anypb.Any{statefulSessionFilter: mustAny(&statefulsessionv3.StatefulSessionPerRoute{
 		Override: &statefulsessionv3.StatefulSessionPerRoute_StatefulSession{StatefulSession: &statefulsessionv3.StatefulSession{
 			SessionState: &corev3.TypedExtensionConfig{

@@ -72,9 +72,18 @@ type Routing struct {
 // the farm's AppPools that exist, by name: a pool's queue limits come from
 // it. Pure and deterministic: the same inputs give the same Routing and version.
 func FarmRouting(f model.Farm, pools map[string]model.Pool, b Backends) (Routing, error) {
+	hcm := farmHCM(f, anyQueueTimeout(f, pools))
 	r := Routing{
-		Listeners: []*listenerv3.Listener{farmListener(f, anyQueueTimeout(f, pools))},
+		Listeners: []*listenerv3.Listener{farmListener(f, hcm)},
 		Routes:    []*routev3.RouteConfiguration{routeConfig(f, pools, b)},
+	}
+	if l := httpsListener(f, hcm); l != nil {
+		rc, err := httpsRouteConfig(f, pools, b)
+		if err != nil {
+			return Routing{}, err
+		}
+		r.Listeners = append(r.Listeners, l)
+		r.Routes = append(r.Routes, rc)
 	}
 	for _, name := range f.Pools {
 		if p, ok := pools[name]; ok && routedToActivator(f, p, b) {
@@ -165,7 +174,8 @@ func anyQueueTimeout(f model.Farm, pools map[string]model.Pool) bool {
 	return false
 }
 
-func farmListener(f model.Farm, queueTimeouts bool) *listenerv3.Listener {
+// farmHCM is the HTTP connection manager of the farm's listeners.
+func farmHCM(f model.Farm, queueTimeouts bool) *hcmv3.HttpConnectionManager {
 	var filters []*hcmv3.HttpFilter
 	if f.Frontend.AccessLog.Enabled {
 		filters = append(filters, pathRecorder())
@@ -180,7 +190,7 @@ func farmListener(f model.Farm, queueTimeouts bool) *listenerv3.Listener {
 	if f.Frontend.Compression {
 		filters = append(filters, compressionFilters()...)
 	}
-	hcm := &hcmv3.HttpConnectionManager{
+	return &hcmv3.HttpConnectionManager{
 		StatPrefix: "farm",
 		// HTTP/1.1, HTTP/2 without TLS (prior knowledge), and HTTP/2 where
 		// TLS negotiates it (ALPN h2), each client as it speaks.
@@ -204,6 +214,9 @@ func farmListener(f model.Farm, queueTimeouts bool) *listenerv3.Listener {
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
 		}),
 	}
+}
+
+func farmListener(f model.Farm, hcm *hcmv3.HttpConnectionManager) *listenerv3.Listener {
 	return &listenerv3.Listener{
 		Name:            ListenerName,
 		Address:         socketAddress("0.0.0.0", HTTPPort),
@@ -223,26 +236,40 @@ func httpFilterChain(hcm *hcmv3.HttpConnectionManager) *listenerv3.FilterChain {
 // routeConfig has a virtual host per site; a request for a host no site
 // names gets 404 from Envoy. Every route names its site and pool for the
 // access log. Upstream responses lose any QueueHeader: only the frontend's
-// own replies carry it.
+// own replies carry it. A site with TLS that redirects plain HTTP has a
+// virtual host that only redirects.
 func routeConfig(f model.Farm, pools map[string]model.Pool, b Backends) *routev3.RouteConfiguration {
-	rc := &routev3.RouteConfiguration{Name: RouteConfigName, ResponseHeadersToRemove: []string{QueueHeader},
-		RequestHeadersToAdd: []*corev3.HeaderValueOption{setHeader(RealIPHeader, "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%")}}
+	rc := emptyRouteConfig(RouteConfigName)
 	for _, s := range f.Sites {
-		vh := &routev3.VirtualHost{Name: s.Name, Domains: s.Hosts}
-		limitBandwidth(vh, s.MaxBandwidthBytesPerSecond)
-		for _, r := range s.Routes {
-			if pools[r.Pool].HTTP2() {
-				// Workers that take HTTP/2 have no cache tier (HTTP/1.1) in front.
-				r.CachePolicy = ""
-			}
-			for _, route := range siteRoutes(f, pools, b, r) {
-				route.Metadata = routeMetadata(s.Name, r)
-				vh.Routes = append(vh.Routes, route)
-			}
+		if s.TLS != nil && !s.TLS.ServePlainHTTP {
+			rc.VirtualHosts = append(rc.VirtualHosts, plainHTTPRedirect(s, f.Frontend.HTTPSPort))
+			continue
 		}
-		rc.VirtualHosts = append(rc.VirtualHosts, vh)
+		rc.VirtualHosts = append(rc.VirtualHosts, siteVirtualHost(f, pools, b, s))
 	}
 	return rc
+}
+
+func emptyRouteConfig(name string) *routev3.RouteConfiguration {
+	return &routev3.RouteConfiguration{Name: name, ResponseHeadersToRemove: []string{QueueHeader},
+		RequestHeadersToAdd: []*corev3.HeaderValueOption{setHeader(RealIPHeader, "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%")}}
+}
+
+// siteVirtualHost serves a site's routes.
+func siteVirtualHost(f model.Farm, pools map[string]model.Pool, b Backends, s model.Site) *routev3.VirtualHost {
+	vh := &routev3.VirtualHost{Name: s.Name, Domains: s.Hosts}
+	limitBandwidth(vh, s.MaxBandwidthBytesPerSecond)
+	for _, r := range s.Routes {
+		if pools[r.Pool].HTTP2() {
+			// Workers that take HTTP/2 have no cache tier (HTTP/1.1) in front.
+			r.CachePolicy = ""
+		}
+		for _, route := range siteRoutes(f, pools, b, r) {
+			route.Metadata = routeMetadata(s.Name, r)
+			vh.Routes = append(vh.Routes, route)
+		}
+	}
+	return vh
 }
 
 // siteRoutes are the Envoy routes of one of a site's routes. Those of a pool

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,6 +116,14 @@ func TestFarmRouting(t *testing.T) {
 				images := pools["images"]
 				images.App = &model.App{Image: "registry.example/thumbnails:1", Port: 9000, Protocol: model.AppGRPC}
 				pools["images"] = images
+			}},
+		{"sites with TLS get an HTTPS listener with a chain per site chosen by SNI, a default chain, redirects or plain service, HSTS and Secure cookies", "routing-tls.json",
+			withAffinity(model.Affinity{Type: model.AffinityCookie, CookieName: "CONTOSO_AFFINITY", CookieSameSite: "Strict"}), contosoBackends(), "", "",
+			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
+				f.Frontend.HTTPSPort, f.Frontend.TLSMinVersion, f.Frontend.DefaultTLSSite = 8443, "1.2", f.Sites[1].Name
+				f.Frontend.ClientAddress = model.ClientAddress{ProxyProtocol: true, TrustedNetworks: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}
+				f.Sites[0].TLS = &model.SiteTLS{SecretName: "first-tls", HSTSMaxAge: 365 * 24 * time.Hour, IncludeSubDomains: true}
+				f.Sites[1].TLS = &model.SiteTLS{SecretName: "second-tls", ServePlainHTTP: true}
 			}},
 		{"an idle pool that does not start on demand is answered 503 by the frontend", "routing-idle.json", contoso(), contosoBackends(), "", "",
 			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
@@ -237,5 +248,25 @@ func staticBootstrap(t *testing.T, f model.Farm, r Routing) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
+	// Envoy checks that the SDS files exist: they go to a directory of the
+	// test's, as the pod's ConfigMap holds them.
+	files := SDSFiles(f)
+	if len(files) == 0 {
+		return out
+	}
+	// So do the certificate directories it watches.
+	dir, certs := t.TempDir(), t.TempDir()
+	for name, doc := range files {
+		doc = strings.ReplaceAll(doc, CertMountDir+"/", certs+"/")
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range f.TLSSites() {
+		if err := os.Mkdir(filepath.Join(certs, s.Name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out = bytes.ReplaceAll(out, []byte(CertMountDir+"/"), []byte(certs+"/"))
+	return bytes.ReplaceAll(out, []byte(ConfigDir+"/"), []byte(dir+"/"))
 }

@@ -7,6 +7,7 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -29,11 +30,15 @@ func StaticBootstrap(f model.Farm, r Routing) (*bootstrapv3.Bootstrap, error) {
 		return nil, fmt.Errorf("reading the rendered bootstrap: %w", err)
 	}
 	b.DynamicResources = nil
+	routes := map[string]*routev3.RouteConfiguration{}
+	for _, rc := range r.Routes {
+		routes[rc.Name] = rc
+	}
 	for _, l := range r.Listeners {
 		l = proto.Clone(l).(*listenerv3.Listener)
-		if l.Name == ListenerName {
+		if l.Name == ListenerName || l.Name == HTTPSListenerName {
 			if err := EditHCM(l, func(hcm *hcmv3.HttpConnectionManager) {
-				hcm.RouteSpecifier = &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: r.Routes[0]}
+				hcm.RouteSpecifier = &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: routes[hcm.GetRds().GetRouteConfigName()]}
 			}); err != nil {
 				return nil, err
 			}

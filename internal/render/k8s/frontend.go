@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
@@ -17,7 +18,7 @@ import (
 // BootstrapKey is the ConfigMap key holding the Envoy bootstrap.
 const BootstrapKey = "envoy.json"
 
-const envoyConfigDir = "/etc/envoy"
+const envoyConfigDir = envoy.ConfigDir
 
 // FrontendObjects are the children of a WebFarm.
 type FrontendObjects struct {
@@ -66,15 +67,45 @@ func Frontend(f model.Farm, bootstrap []byte) FrontendObjects {
 
 	pod := corev1ac.PodSpec().
 		WithServiceAccountName(name).
-		WithContainers(container).
 		WithVolumes(configMapVolume(name), tmpVolumeSource())
+	for _, s := range f.TLSSites() {
+		volume, mount := certVolume(s)
+		pod.WithVolumes(volume)
+		container.WithVolumeMounts(mount)
+	}
+	if len(f.TLSSites()) > 0 {
+		container.WithPorts(containerPort("https", envoy.HTTPSPort))
+	}
+	// The pod holds a copy of the container: it is complete by now.
+	pod.WithContainers(container)
+
+	config := envoy.SDSFiles(f)
+	config[BootstrapKey] = string(bootstrap)
+	service := c.service(corev1.ServiceType(fe.ServiceType), fe.Port, fe.NodePort)
+	if len(f.TLSSites()) > 0 {
+		service.Spec.WithPorts(corev1ac.ServicePort().WithName("https").WithPort(fe.HTTPSPort).
+			WithProtocol(corev1.ProtocolTCP).WithTargetPort(intstr.FromString("https")))
+	}
 	return FrontendObjects{
 		ServiceAccount:      c.serviceAccount(),
-		ConfigMap:           c.configMap(map[string]string{BootstrapKey: string(bootstrap)}),
-		Service:             c.service(corev1.ServiceType(fe.ServiceType), fe.Port, fe.NodePort),
+		ConfigMap:           c.configMap(config),
+		Service:             service,
 		Deployment:          c.deployment(&fe.Replicas, ConfigHash(string(bootstrap)), pod),
 		PodDisruptionBudget: c.podDisruptionBudget(),
 	}
+}
+
+// certVolume mounts a TLS site's Secret where Envoy reads it. The Secret is
+// optional: while it is missing the pod starts (the directory is empty) and
+// the other sites serve; Envoy reads it when it appears. Only the pod's
+// group (fsGroup) reads the key. The operator itself never reads Secrets.
+func certVolume(s model.Site) (*corev1ac.VolumeApplyConfiguration, *corev1ac.VolumeMountApplyConfiguration) {
+	name := envoy.CertVolumeName(s.Name)
+	return corev1ac.Volume().WithName(name).WithSecret(corev1ac.SecretVolumeSource().
+			WithSecretName(s.TLS.SecretName).WithOptional(true).WithDefaultMode(0o440).
+			WithItems(corev1ac.KeyToPath().WithKey("tls.crt").WithPath("tls.crt"),
+				corev1ac.KeyToPath().WithKey("tls.key").WithPath("tls.key"))),
+		corev1ac.VolumeMount().WithName(name).WithMountPath(envoy.CertDir(s.Name)).WithReadOnly(true)
 }
 
 // FrontendURL is the in-cluster address of a farm's frontend Service.

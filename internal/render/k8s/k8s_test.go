@@ -34,6 +34,18 @@ func farm() model.Farm {
 	}
 }
 
+// tlsFarm has two sites with HTTPS and one without.
+func tlsFarm() model.Farm {
+	f := farm()
+	f.Frontend.HTTPSPort, f.Frontend.DefaultTLSSite = 443, "blog"
+	f.Sites = []model.Site{
+		{Name: "blog", Hosts: []string{"blog.example"}, TLS: &model.SiteTLS{SecretName: "blog-tls"}},
+		{Name: "plain", Hosts: []string{"plain.example"}},
+		{Name: "shop", Hosts: []string{"shop.example"}, TLS: &model.SiteTLS{SecretName: "shop.example-tls"}},
+	}
+	return f
+}
+
 func pool() model.Pool {
 	return model.Pool{
 		Name: "catalog", Namespace: "web", UID: "pool-uid", Platform: platform, Replicas: int32p(3),
@@ -73,6 +85,7 @@ func toYAML(t *testing.T, objs ...any) []byte {
 
 func TestObjects(t *testing.T) {
 	fe := k8s.Frontend(farm(), []byte("{}\n"))
+	tls := k8s.Frontend(tlsFarm(), []byte("{}\n"))
 	p := k8s.Pool(pool(), "# nginx.conf\n")
 	grpcPool := pool()
 	grpcPool.App = &model.App{Image: "registry.example.com/greeter:1", Port: 9000, Protocol: model.AppGRPC}
@@ -84,6 +97,7 @@ func TestObjects(t *testing.T) {
 		objs   []any
 	}{
 		{"a farm gets an Envoy Deployment, its bootstrap, a Service and a ServiceAccount", "frontend.yaml", []any{fe.ServiceAccount, fe.ConfigMap, fe.Service, fe.Deployment}},
+		{"a farm with HTTPS sites mounts each site's Secret, optional and read-only, and opens an https port", "frontend-tls.yaml", []any{tls.ConfigMap, tls.Service, tls.Deployment}},
 		{"a pool gets nginx workers with its app (environment from values, a Secret and a ConfigMap), content, Service, disruption budget and identity", "pool.yaml", []any{p.ServiceAccount, p.ConfigMap, p.Service, p.Deployment, p.PodDisruptionBudget}},
 		{"a pool whose app speaks gRPC takes HTTP/2 on its Service's port and is ready when the app answers gRPC health checks", "pool-grpc.yaml", []any{g.Deployment}},
 		{"a cache policy gets nginx cache pods with in-memory storage", "cache.yaml", []any{c.ConfigMap, c.Service, c.Deployment}},
@@ -111,6 +125,7 @@ func TestPodsMeetTheRestrictedPodSecurityStandard(t *testing.T) {
 		deployment *appsv1ac.DeploymentApplyConfiguration
 	}{
 		{"the Envoy frontend", k8s.Frontend(farm(), nil).Deployment},
+		{"the Envoy frontend with HTTPS sites", k8s.Frontend(tlsFarm(), nil).Deployment},
 		{"a pool with image content and an app", k8s.Pool(pool(), "").Deployment},
 		{"a pool serving a ConfigMap", k8s.Pool(withConfigMap, "").Deployment},
 		{"a pool serving a volume claim", k8s.Pool(withClaim, "").Deployment},

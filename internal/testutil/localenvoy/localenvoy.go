@@ -31,14 +31,14 @@ import (
 // Ports are a frontend's ports on this host: the farm's traffic, the status
 // listener (ready, metrics) and the admin interface.
 type Ports struct {
-	HTTP, Status, Admin int
+	HTTP, HTTPS, Status, Admin int
 }
 
 // Localize moves the frontend's listeners and admin interface from the pod's
 // ports to loopback ports and drops the xDS cluster, which a static
 // bootstrap does not use.
 func Localize(b *bootstrapv3.Bootstrap, p Ports) error {
-	ports := map[uint32]int{envoy.HTTPPort: p.HTTP, envoy.StatusPort: p.Status, envoy.AdminPort: p.Admin}
+	ports := map[uint32]int{envoy.HTTPPort: p.HTTP, envoy.HTTPSPort: p.HTTPS, envoy.StatusPort: p.Status, envoy.AdminPort: p.Admin}
 	move := func(a *corev3.Address) error {
 		sa := a.GetSocketAddress()
 		port, ok := ports[sa.GetPortValue()]
@@ -80,8 +80,9 @@ func Localize(b *bootstrapv3.Bootstrap, p Ports) error {
 
 // Frontend is a running frontend.
 type Frontend struct {
-	// URL is the farm's listener; AdminURL the admin interface (stats).
-	URL, AdminURL string
+	// URL is the farm's listener; AdminURL the admin interface (stats);
+	// HTTPSAddress the HTTPS listener's host:port.
+	URL, AdminURL, HTTPSAddress string
 
 	cmd  *exec.Cmd
 	log  *syncBuffer
@@ -96,11 +97,11 @@ func Start(envoyBin, dir string, f model.Farm, r envoy.Routing) (*Frontend, erro
 	if err != nil {
 		return nil, err
 	}
-	free, err := testutil.FreePorts(3)
+	free, err := testutil.FreePorts(4)
 	if err != nil {
 		return nil, err
 	}
-	ports := Ports{HTTP: free[0], Status: free[1], Admin: free[2]}
+	ports := Ports{HTTP: free[0], Status: free[1], Admin: free[2], HTTPS: free[3]}
 	if err := Localize(b, ports); err != nil {
 		return nil, err
 	}
@@ -109,16 +110,20 @@ func Start(envoyBin, dir string, f model.Farm, r envoy.Routing) (*Frontend, erro
 		return nil, err
 	}
 	path := filepath.Join(dir, "envoy.json")
-	if err := os.WriteFile(path, doc, 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(localPaths(dir, string(doc))), 0o644); err != nil {
+		return nil, err
+	}
+	if err := writeCertConfig(dir, f); err != nil {
 		return nil, err
 	}
 	args := append([]string{"-c", path, "-l", "warning", "--use-dynamic-base-id", "--concurrency", "1"}, envoy.NodeIDArgs("local-frontend")...)
 	fe := &Frontend{
-		URL:      "http://127.0.0.1:" + strconv.Itoa(ports.HTTP),
-		AdminURL: "http://127.0.0.1:" + strconv.Itoa(ports.Admin),
-		cmd:      exec.Command(envoyBin, args...),
-		log:      &syncBuffer{},
-		done:     make(chan struct{}),
+		URL:          "http://127.0.0.1:" + strconv.Itoa(ports.HTTP),
+		HTTPSAddress: "127.0.0.1:" + strconv.Itoa(ports.HTTPS),
+		AdminURL:     "http://127.0.0.1:" + strconv.Itoa(ports.Admin),
+		cmd:          exec.Command(envoyBin, args...),
+		log:          &syncBuffer{},
+		done:         make(chan struct{}),
 	}
 	fe.cmd.Stdout, fe.cmd.Stderr = fe.log, fe.log
 	fe.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -146,6 +151,37 @@ func Start(envoyBin, dir string, f model.Farm, r envoy.Routing) (*Frontend, erro
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// CertDir is where a test puts a TLS site's tls.crt and tls.key, as the
+// pod's Secret volume would hold them: the frontend of dir reads them there.
+func CertDir(dir, site string) string { return filepath.Join(dir, "certs", site) }
+
+// localPaths moves the pod's config and certificate directories into dir.
+func localPaths(dir, doc string) string {
+	doc = strings.ReplaceAll(doc, envoy.ConfigDir+"/", filepath.Join(dir, "config")+"/")
+	return strings.ReplaceAll(doc, envoy.CertMountDir+"/", filepath.Join(dir, "certs")+"/")
+}
+
+// writeCertConfig writes the SDS files the ConfigMap would hold, and makes
+// each TLS site's certificate directory, as Kubernetes mounts an optional
+// Secret that does not exist: empty.
+func writeCertConfig(dir string, f model.Farm) error {
+	files := envoy.SDSFiles(f)
+	if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
+		return err
+	}
+	for name, doc := range files {
+		if err := os.WriteFile(filepath.Join(dir, "config", name), []byte(localPaths(dir, doc)), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, s := range f.TLSSites() {
+		if err := os.MkdirAll(CertDir(dir, s.Name), 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Counter reads one of Envoy's counters or gauges from the admin interface.
