@@ -421,7 +421,7 @@ func expectScaledToZero(t *testing.T, cl client.Client, ns string) {
 
 // childKinds are the children each kind of owner has, one of each.
 var childKinds = map[string][]string{
-	"AppPool": {"ConfigMap", "Deployment", "PodDisruptionBudget", "Service"},
+	"AppPool": {"ConfigMap", "Deployment", "PodDisruptionBudget", "Service", "ServiceAccount"},
 	"WebFarm": {"ConfigMap", "Deployment", "PodDisruptionBudget", "Service", "ServiceAccount"},
 }
 
