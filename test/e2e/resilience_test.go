@@ -201,7 +201,7 @@ func TestTheOperatorConvergesThroughFaults(t *testing.T) {
 		})
 	}))
 
-	must(t.Run("a leader that is stopped hands its lease to the standby at once, which reconciles the next change", func(t *testing.T) {
+	must(t.Run("a leader that is stopped hands its lease over at once, and the new leader reconciles the next change", func(t *testing.T) {
 		leader := cluster.WaitLeader(t, time.Minute, func(framework.Leader) error { return nil })
 		var standby string
 		framework.Eventually(t, 2*time.Minute, func() error {
@@ -226,8 +226,10 @@ func TestTheOperatorConvergesThroughFaults(t *testing.T) {
 		})
 		took := time.Since(stopped)
 		t.Logf("%s took over %s after %s was deleted", next.Pod, took.Round(100*time.Millisecond), leader.Pod)
+		// The standby retries every 2 s (with jitter); the deleted leader's
+		// replacement tries as it starts: either may win the released lease.
 		if next.Pod != standby {
-			t.Errorf("the lease went to %s, want the standby %s", next.Pod, standby)
+			t.Logf("the lease went to %s, the deleted leader's replacement, before the standby %s retried", next.Pod, standby)
 		}
 		if took >= leaseDuration {
 			t.Errorf("the standby took over after %s: the stopped leader did not give up its lease (it would expire after %s)", took, leaseDuration)
