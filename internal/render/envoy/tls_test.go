@@ -411,21 +411,21 @@ func TestARenewedCertificateIsServedWithoutAFailedRequest(t *testing.T) {
 
 	c, k, renewed := ca.issue(t, "shop.example")
 	writeSecretVolume(t, localenvoy.CertDir(dir, "shop"), c, k)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		st, err := handshake(fe, "shop.example", nil)
-		if err == nil && st.PeerCertificates[0].SerialNumber.Int64() == renewed {
-			break
+		if err != nil || st.PeerCertificates[0].SerialNumber.Int64() != renewed {
+			return fmt.Errorf("the renewed certificate is not served yet (%v)", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the renewed certificate is not served after 10 s (%v)", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	// Keep the loop going a little past the swap.
-	for n := ok.Load(); ok.Load() < n+20 && failed.Load() == 0 && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
-	}
+	n := ok.Load()
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if ok.Load() < n+20 && failed.Load() == 0 {
+			return fmt.Errorf("%d requests since the swap", ok.Load()-n)
+		}
+		return nil
+	})
 	close(stop)
 	wg.Wait()
 	if failed.Load() > 0 {
