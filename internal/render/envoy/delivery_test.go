@@ -163,6 +163,13 @@ func startFrontend(t *testing.T, wf *v1.WebFarm, workers map[string][]int, specs
 	for policy, port := range caches {
 		backends[envoy.CacheCluster(policy)] = []envoy.Endpoint{{Address: "127.0.0.1", Port: uint32(port)}}
 	}
+	return runFrontend(t, farm, pools, backends)
+}
+
+// runFrontend renders the farm's routing to these backends and runs the
+// real Envoy with it on loopback until the test ends.
+func runFrontend(t *testing.T, farm model.Farm, pools map[string]model.Pool, backends envoy.Backends) *localenvoy.Frontend {
+	t.Helper()
 	routing, err := envoy.FarmRouting(farm, pools, backends)
 	if err != nil {
 		t.Fatal(err)

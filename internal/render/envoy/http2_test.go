@@ -67,16 +67,7 @@ func h2Frontend(t *testing.T, pool model.Pool, h2cPorts ...int) *localenvoy.Fron
 	for _, port := range h2cPorts {
 		backends[envoy.PoolCluster("api")] = append(backends[envoy.PoolCluster("api")], envoy.Endpoint{Address: "127.0.0.1", Port: uint32(port)})
 	}
-	routing, err := envoy.FarmRouting(farm, map[string]model.Pool{"api": pool}, backends)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fe, err := localenvoy.Start(testutil.Tool(t, "WEBFARM_ENVOY", "envoy"), t.TempDir(), farm, routing)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fe.Stop)
-	return fe
+	return runFrontend(t, farm, map[string]model.Pool{"api": pool}, backends)
 }
 
 // grpcClient is one client connection (one HTTP/2 connection) to the

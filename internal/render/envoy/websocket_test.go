@@ -97,16 +97,7 @@ func chatFrontendOf(t *testing.T, pool model.Pool, workers []int, cachePort int,
 	for _, port := range workers {
 		backends[envoy.PoolCluster("chat")] = append(backends[envoy.PoolCluster("chat")], envoy.Endpoint{Address: "127.0.0.1", Port: uint32(port)})
 	}
-	routing, err := envoy.FarmRouting(farm, map[string]model.Pool{"chat": pool}, backends)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fe, err := localenvoy.Start(testutil.Tool(t, "WEBFARM_ENVOY", "envoy"), t.TempDir(), farm, routing)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fe.Stop)
-	return fe
+	return runFrontend(t, farm, map[string]model.Pool{"chat": pool}, backends)
 }
 
 // dialWebSocket opens a WebSocket to path on www.example through the
