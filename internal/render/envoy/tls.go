@@ -17,7 +17,6 @@ import (
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	httptypev3 "github.com/envoyproxy/go-control-plane/envoy/type/http/v3"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -94,12 +93,13 @@ func SDSFiles(f model.Farm) map[string]string {
 				WatchedDirectory: &corev3.WatchedDirectory{Path: dir},
 			}},
 		}
-		doc, err := protojson.MarshalOptions{UseProtoNames: true, Indent: "  "}.Marshal(
-			&discoveryv3.DiscoveryResponse{Resources: []*anypb.Any{mustAny(secret)}})
+		// marshal, not protojson alone: its whitespace varies from build
+		// to build, and the file's bytes feed the pods' config hash.
+		doc, err := marshal(&discoveryv3.DiscoveryResponse{Resources: []*anypb.Any{mustAny(secret)}})
 		if err != nil {
 			panic(err) // a well-formed message always marshals
 		}
-		out[sdsFileKey(s.Name)] = string(doc) + "\n"
+		out[sdsFileKey(s.Name)] = string(doc)
 	}
 	return out
 }
