@@ -26,6 +26,7 @@ import (
 	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/lifecycle"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/render/nginx"
 )
@@ -52,6 +53,9 @@ type AppPoolReconciler struct {
 	// Activity is when each pool last got a request, for the idle timeout
 	// (nil: no frontend statistics, no pool ever goes idle).
 	Activity *Activity
+	// Workers holds the per-worker figures recycling reads (nil: none
+	// collected; request and memory limits then never recycle).
+	Workers *observations.Workers
 	// Clock tells the time to decisions (nil: the real clock).
 	Clock clock.PassiveClock
 }
@@ -63,7 +67,7 @@ type AppPoolReconciler struct {
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 
 // Reconcile brings one AppPool's children to the desired state and reports it.
@@ -77,6 +81,9 @@ func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			}
 			if r.CPU != nil {
 				r.CPU.Forget(req.String())
+			}
+			if r.Workers != nil {
+				r.Workers.Forget(req.NamespacedName)
 			}
 			forgetPoolMetrics(req.Namespace, req.Name)
 			recordStartupBlocked("AppPool", req.Namespace, req.Name, "")
@@ -126,6 +133,14 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 		Restart: pool.Annotations[v1.RestartAnnotation], StartAsked: startAsked,
 		Observed: observed, Now: now,
 	})
+	if d.Recycle != nil {
+		// Marked before the pool grows: the replacement never outlives a
+		// failed mark.
+		if err := markForRecycling(ctx, r.Client, pool.Namespace, *d.Recycle); err != nil {
+			v, err := failed(err)
+			return v, 0, err
+		}
+	}
 	r.act(pool, d, now)
 	pool.Status = d.Status
 
@@ -161,6 +176,11 @@ func (r *AppPoolReconciler) observe(ctx context.Context, pool *v1.AppPool, spec 
 	if r.Activity != nil {
 		o.LastActive, o.ActivityKnown = r.Activity.LastActive(key, now), true
 	}
+	workers, err := poolWorkers(ctx, r.Client, key, r.Workers)
+	if err != nil {
+		return o, err
+	}
+	o.Workers = workers
 	if spec.Autoscaling == nil {
 		return o, nil
 	}
@@ -196,6 +216,9 @@ func (r *AppPoolReconciler) act(pool *v1.AppPool, d lifecycle.Decision, now time
 	}
 	for _, e := range d.Events {
 		r.Recorder.Eventf(pool, nil, e.Type, e.Reason, e.Action, "%s", e.Message)
+	}
+	if d.Recycle != nil {
+		poolRecycles.WithLabelValues(pool.Namespace, pool.Name, string(d.Recycle.Reason)).Inc()
 	}
 	stopped := 0.0
 	if d.Stop != nil {

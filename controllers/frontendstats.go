@@ -17,6 +17,7 @@ import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/envoystats"
 	"webfarm.dev/operator/internal/health"
+	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/render/k8s"
 )
@@ -54,6 +55,9 @@ type FrontendStats struct {
 	// idle timeout). A frontend that cannot be read keeps its namespace's
 	// pools active: unknown is not quiet.
 	Activity *Activity
+	// Workers, when set, learns how many requests each worker of a pool
+	// with request-count recycling served, summed over the frontends.
+	Workers *observations.Workers
 
 	// baselined: the first reading after this replica became the leader is
 	// done. Envoys read then may have counted under another leader: their
@@ -108,6 +112,7 @@ func (s *FrontendStats) collect(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	totals := map[types.NamespacedName]*poolTotals{}
+	perWorker := map[types.NamespacedName]map[string]int64{}
 	seen, listed := map[types.UID]bool{}, map[types.UID]bool{}
 	for _, pod := range pods.Items {
 		listed[pod.UID] = true
@@ -145,6 +150,7 @@ func (s *FrontendStats) collect(ctx context.Context) {
 			}
 			t.waiting += p.Waiting
 			t.active += p.Active
+			addPerWorker(perWorker, key, p.PerWorker)
 		}
 		s.last[pod.UID] = now
 	}
@@ -160,6 +166,11 @@ func (s *FrontendStats) collect(ctx context.Context) {
 	for uid := range s.failing {
 		if !listed[uid] {
 			delete(s.failing, uid)
+		}
+	}
+	if s.Workers != nil {
+		for key, byIP := range perWorker {
+			s.Workers.SetRequests(key, byIP)
 		}
 	}
 	for key, t := range totals {
@@ -193,6 +204,22 @@ func (s *FrontendStats) collect(ctx context.Context) {
 			continue
 		}
 		delete(s.pending, key)
+	}
+}
+
+// addPerWorker adds one frontend's per-worker request counts to a pool's:
+// each frontend counts what it sent since it started.
+func addPerWorker(into map[types.NamespacedName]map[string]int64, pool types.NamespacedName, counts map[string]uint64) {
+	if len(counts) == 0 {
+		return
+	}
+	byIP := into[pool]
+	if byIP == nil {
+		byIP = map[string]int64{}
+		into[pool] = byIP
+	}
+	for address, n := range counts {
+		byIP[workerIP(address)] += int64(n)
 	}
 }
 

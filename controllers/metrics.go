@@ -40,4 +40,5 @@ func forgetPoolMetrics(namespace, pool string) {
 	for _, m := range poolMetrics {
 		m.DeleteLabelValues(namespace, pool)
 	}
+	poolRecycles.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "pool": pool})
 }

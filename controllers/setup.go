@@ -26,6 +26,7 @@ import (
 	"webfarm.dev/operator/internal/cpu"
 	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/xds"
@@ -36,6 +37,8 @@ type ControllerOptions struct {
 	// MaxConcurrentReconciles per controller; several farms, pools and
 	// policies converge in parallel.
 	MaxConcurrentReconciles int
+	// Clock tells the pools' decisions the time (nil: the real clock).
+	Clock clock.PassiveClock
 	// XDS, when set, receives each farm's routing (the routing controller).
 	XDS *xds.Server
 	// FrontendStatsInterval, when set, is how often the leader reads the
@@ -165,14 +168,14 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 		return err
 	}
 	failures, readings, poolEvents := &health.Log{}, &cpu.Tracker{}, make(chan event.GenericEvent, 64)
-	decisions := &ScaleDecisions{}
+	decisions, workers := &ScaleDecisions{}, &observations.Workers{}
 	var activity *Activity
 	if opts.FrontendStatsInterval > 0 {
 		activity = &Activity{}
 	}
 	if err := (&AppPoolReconciler{Client: c, APIReader: mgr.GetAPIReader(), Applier: applier, Platform: platform, Recorder: recorder,
 		Failures: failures, CPU: readings, Events: poolEvents, Scaling: decisions, Activity: activity,
-		Clock: clock.RealClock{}}).SetupWithManager(mgr, opts); err != nil {
+		Workers: workers, Clock: opts.Clock}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if opts.ActivatorAddress != "" && platform.ActivatorPort > 0 {
@@ -184,6 +187,10 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 		monitor := &CPUMonitor{Client: c, Prometheus: opts.Prometheus, Interval: max(time.Second, opts.CPUMonitorInterval),
 			Readings: readings, Pools: poolEvents}
 		if err := mgr.Add(monitor); err != nil {
+			return err
+		}
+		if err := mgr.Add(&WorkerMemory{Client: c, Prometheus: opts.Prometheus, Interval: max(time.Second, opts.CPUMonitorInterval),
+			Workers: workers}); err != nil {
 			return err
 		}
 		scaler, err := opts.Autoscale.autoscaler(c, opts.Prometheus, decisions, poolEvents)
@@ -200,7 +207,7 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 	}
 	if opts.FrontendStatsInterval > 0 {
 		stats := &FrontendStats{Client: c, Interval: opts.FrontendStatsInterval, HTTP: &http.Client{Timeout: 2 * time.Second},
-			Failures: failures, Pools: poolEvents, Activity: activity}
+			Failures: failures, Pools: poolEvents, Activity: activity, Workers: workers}
 		if err := mgr.Add(stats); err != nil {
 			return err
 		}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/startup"
 )
@@ -77,7 +78,9 @@ func (h startupChangeHandler) owner(p *corev1.Pod) (reconcile.Request, bool) {
 func (h startupChangeHandler) Update(_ context.Context, e event.TypedUpdateEvent[*corev1.Pod], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	before, _ := startup.PodBlocker(e.ObjectOld)
 	after, _ := startup.PodBlocker(e.ObjectNew)
-	if reflect.DeepEqual(before, after) {
+	// Readiness too: a recycled worker's replacement that became Ready lets
+	// the pool remove the old worker.
+	if reflect.DeepEqual(before, after) && health.PodReady(e.ObjectOld) == health.PodReady(e.ObjectNew) {
 		return
 	}
 	if req, ok := h.owner(e.ObjectNew); ok {

@@ -45,7 +45,24 @@ var (
 	promStub *testutil.PromStub
 	// kubeconfigPath lets the real kubectl reach the test control plane.
 	kubeconfigPath string
+	// operatorClock is the time the running operator's pool decisions
+	// read: the real time, which a test may move forward.
+	operatorClock = &steppingClock{}
 )
+
+// steppingClock is the real clock plus an offset a test adds to.
+type steppingClock struct{ offset atomic.Int64 }
+
+func (c *steppingClock) Now() time.Time                  { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *steppingClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// step moves the clock forward for the rest of the test.
+func (c *steppingClock) step(t *testing.T, d time.Duration) {
+	t.Helper()
+	if c.offset.Add(int64(d)) == int64(d) {
+		t.Cleanup(func() { c.offset.Store(0) })
+	}
+}
 
 const timeout = 20 * time.Second
 
@@ -108,7 +125,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	if err := controllers.SetupAll(mgr, platform, controllers.ControllerOptions{
-		MaxConcurrentReconciles: 2, XDS: xdsServer,
+		MaxConcurrentReconciles: 2, XDS: xdsServer, Clock: operatorClock,
 		Prometheus: promv1.NewAPI(promClient), CPUMonitorInterval: time.Hour,
 		Autoscale: controllers.AutoscaleOptions{Interval: 500 * time.Millisecond, DefaultNodeMHz: 2000},
 	}); err != nil {

@@ -151,9 +151,10 @@ type AppPoolSpec struct {
 	// +default={}
 	Idle Idle `json:"idle,omitzero"`
 
-	// recycling restarts workers (rolling) periodically, after a number of
-	// requests, or over a memory limit. Accepted and defaulted, not yet
-	// applied by the operator.
+	// recycling replaces workers one at a time (IIS worker process
+	// recycling): after a time, after a number of requests, over a memory
+	// limit, or at scheduled times of day. The replacement is Ready before the
+	// old worker stops taking requests.
 	//
 	// +optional
 	// +default={}
@@ -540,6 +541,84 @@ type Recycling struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('1Mi')) >= 0 && quantity(string(self)).compareTo(quantity('1Ti')) <= 0)",message="recycling memory must be between 1Mi and 1Ti"
 	Memory *resource.Quantity `json:"memory,omitempty"`
+
+	// schedule recycles every worker at these times of day (IIS
+	// PeriodicRestartSchedule).
+	//
+	// +optional
+	Schedule RecycleSchedule `json:"schedule,omitzero"`
+}
+
+// RecycleSchedule is when in the day the workers are recycled.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.timeZone) || has(self.times)",message="a recycling schedule's timeZone needs times"
+type RecycleSchedule struct {
+	// times are times of day, "HH:MM" on a 24-hour clock, in timeZone.
+	//
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=24
+	// +kubebuilder:validation:items:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	// +kubebuilder:validation:items:MaxLength=5
+	Times []string `json:"times,omitempty"`
+
+	// timeZone is the IANA time zone the times are in, for example
+	// "Europe/Berlin"; UTC when unset.
+	//
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+){0,2}$`
+	TimeZone string `json:"timeZone,omitempty"`
+}
+
+// RecycleReason is why a worker was recycled.
+//
+// +kubebuilder:validation:Enum=Memory;Requests;Schedule;Interval
+type RecycleReason string
+
+// The reasons a worker is recycled, in the order they are checked.
+const (
+	RecycleReasonMemory   RecycleReason = "Memory"
+	RecycleReasonRequests RecycleReason = "Requests"
+	RecycleReasonSchedule RecycleReason = "Schedule"
+	RecycleReasonInterval RecycleReason = "Interval"
+)
+
+// Recycle is the latest recycle of a worker for one reason.
+type Recycle struct {
+	// reason is why the worker was recycled.
+	//
+	// +required
+	Reason RecycleReason `json:"reason,omitempty"`
+
+	// time is when its replacement was asked for.
+	//
+	// +required
+	Time metav1.Time `json:"time,omitzero"`
+
+	// worker is the pod that was recycled.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Worker string `json:"worker,omitempty"`
+
+	// message says what crossed which limit.
+	//
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+
+	// inARow counts the recycles for this reason that each followed the one
+	// before within ten minutes; past twice the pool's workers, recycling
+	// for memory or requests pauses and the pool reports a loop.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	InARow int32 `json:"inARow,omitempty"`
 }
 
 // Autoscaling sizes a pool from measured cycles per request (IIS capacity planning).
@@ -745,6 +824,14 @@ type AppPoolStatus struct {
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	LastFailure string `json:"lastFailure,omitempty"`
+
+	// lastRecycles is the latest recycle per reason.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=reason
+	// +kubebuilder:validation:MaxItems=4
+	LastRecycles []Recycle `json:"lastRecycles,omitempty"`
 
 	// observedRestart is the value of the webfarm.dev/restart annotation the
 	// operator last acted on.

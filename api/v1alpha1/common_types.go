@@ -24,7 +24,17 @@ const (
 	// ConditionPaused is True while the PausedAnnotation holds the
 	// operator's hands off a resource.
 	ConditionPaused = "Paused"
+	// ConditionRecycling is False while an AppPool's recycling for memory or
+	// requests pauses because it went round in a loop (reason
+	// RecyclingLoop); absent otherwise.
+	ConditionRecycling = "Recycling"
 )
+
+// RecycleAnnotation marks a worker pod the operator is replacing; its value
+// is the reason. The pod also gets the lowest pod-deletion-cost, so that
+// the pool's ReplicaSet removes it, and no other worker, once its
+// replacement is Ready.
+const RecycleAnnotation = "webfarm.dev/recycle"
 
 // PausedAnnotation pauses the reconciliation of a WebFarm, AppPool or
 // CachePolicy: set to "true", the operator leaves its children, its
@@ -71,6 +81,12 @@ const (
 	// ReasonStartedByAdministrator is the event of its start.
 	ReasonStoppedByAdministrator = "StoppedByAdministrator"
 	ReasonStartedByAdministrator = "StartedByAdministrator"
+	// ReasonRecycled is the event of a worker's recycle (its message says
+	// which limit it crossed); ReasonRecyclingLoop is the Recycling
+	// condition's reason, and the warning's, when recycles follow each
+	// other too closely.
+	ReasonRecycled      = "Recycled"
+	ReasonRecyclingLoop = "RecyclingLoop"
 
 	// Why generated pods do not start: the Ready reason (Degraded too while
 	// other pods serve), with the pod and the kubelet's or scheduler's words.

@@ -25,7 +25,7 @@ const PoolPrefix = "pool/"
 // figures (the admin endpoint's filter is a regular expression on stat names).
 var Query = url.Values{"filter": {
 	`^cluster\.pool/.*\.(upstream_rq_pending_overflow|upstream_rq_pending_active|upstream_rq_active|upstream_rq_5xx|upstream_rq_total|upstream_rq_` +
-		queueTimeoutCode + `)$`,
+		queueTimeoutCode + `|endpoint\..*\.rq_total)$`,
 }}.Encode()
 
 // queueTimeoutCode is the status a worker answers for a request that waited
@@ -41,6 +41,10 @@ type Pool struct {
 	Requests      uint64 // counter: requests sent to the pool's workers
 	Waiting       uint64 // gauge: requests in the queue
 	Active        uint64 // gauge: requests at a worker
+	// PerWorker are the requests sent to each worker, by its address
+	// ("10.0.0.5:8080"), when the pool's cluster counts them (request-count
+	// recycling); counters.
+	PerWorker map[string]uint64
 }
 
 // Parse reads an Envoy Prometheus page into figures per pool name.
@@ -72,7 +76,33 @@ func Parse(r io.Reader) (map[string]Pool, error) {
 	read("envoy_cluster_upstream_rq_total", func(p *Pool, v uint64) { p.Requests = v })
 	read("envoy_cluster_upstream_rq_pending_active", func(p *Pool, v uint64) { p.Waiting = v })
 	read("envoy_cluster_upstream_rq_active", func(p *Pool, v uint64) { p.Active = v })
+	readPerWorker(families["envoy_cluster_endpoint_rq_total"], pools)
 	return pools, nil
+}
+
+// readPerWorker reads the per-endpoint request counters into the pools.
+func readPerWorker(f *dto.MetricFamily, pools map[string]Pool) {
+	for _, m := range f.GetMetric() {
+		pool, ok := poolOf(m, nil)
+		if !ok {
+			continue
+		}
+		var address string
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "envoy_endpoint_address" {
+				address = l.GetValue()
+			}
+		}
+		if address == "" {
+			continue
+		}
+		p := pools[pool]
+		if p.PerWorker == nil {
+			p.PerWorker = map[string]uint64{}
+		}
+		p.PerWorker[address] = value(m)
+		pools[pool] = p
+	}
 }
 
 // poolOf is the pool a series is about, if it is a pool cluster's and carries

@@ -1,6 +1,7 @@
 package envoystats
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -25,6 +26,10 @@ envoy_cluster_upstream_rq_xx{envoy_response_code_class="5",envoy_cluster_name="p
 envoy_cluster_upstream_rq_pending_active{envoy_cluster_name="pool/slow"} 10
 # TYPE envoy_cluster_upstream_rq_active gauge
 envoy_cluster_upstream_rq_active{envoy_cluster_name="pool/slow"} 6
+# TYPE envoy_cluster_endpoint_rq_total counter
+envoy_cluster_endpoint_rq_total{envoy_cluster_name="pool/www",envoy_endpoint_address="10.0.0.5:8080"} 600
+envoy_cluster_endpoint_rq_total{envoy_cluster_name="pool/www",envoy_endpoint_address="10.0.0.6:8080"} 400
+envoy_cluster_endpoint_rq_total{envoy_cluster_name="cache/static",envoy_endpoint_address="10.0.0.9:8080"} 5
 `
 
 func TestParseReadsEachPoolsFigures(t *testing.T) {
@@ -34,13 +39,13 @@ func TestParseReadsEachPoolsFigures(t *testing.T) {
 	}
 	want := map[string]Pool{
 		"slow": {QueueRejected: 14, QueueTimedOut: 3, Responses5xx: 17, Requests: 30, Waiting: 10, Active: 6},
-		"www":  {Requests: 1000, Responses5xx: 10},
+		"www":  {Requests: 1000, Responses5xx: 10, PerWorker: map[string]uint64{"10.0.0.5:8080": 600, "10.0.0.6:8080": 400}},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("pools %v, want %v (cache and xds clusters are not pools)", got, want)
 	}
 	for name, w := range want {
-		if got[name] != w {
+		if !reflect.DeepEqual(got[name], w) {
 			t.Errorf("pool %s: %+v, want %+v", name, got[name], w)
 		}
 	}

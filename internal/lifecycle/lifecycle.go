@@ -7,10 +7,11 @@
 //
 // The decision is an ordered chain of small policies, as IIS applies them to
 // an application pool: an administrator's stop and start, a restart,
-// rapid-fail protection,
-// the CPU monitor, the idle timeout and on-demand start, the autoscaler, and
-// the fixed size. A policy may settle the decision (a stopped pool runs no
-// workers, whatever the autoscaler says); the ones after it then do not run.
+// rapid-fail protection, the CPU monitor, the idle timeout and on-demand
+// start, the autoscaler, and the fixed size. A policy may settle the
+// decision (a stopped pool runs no workers, whatever the autoscaler says);
+// the ones after it then do not run. Worker recycling runs last, on the
+// size the chain decided: it adds a replacement while it replaces a worker.
 package lifecycle
 
 import (
@@ -59,6 +60,8 @@ type Observations struct {
 	// CurrentReplicas is the workers the pool's Deployment asks for now (nil:
 	// no Deployment yet).
 	CurrentReplicas *int32
+	// Workers are the pool's worker pods, for recycling.
+	Workers []Worker
 }
 
 // Scale is a recommendation of the autoscaler and when it was made.
@@ -88,6 +91,9 @@ type Decision struct {
 	// StartedOnDemand: a request started the idle pool; it counts as
 	// activity.
 	StartedOnDemand bool
+	// Recycle is a worker to mark for recycling (nil: none now); Replicas
+	// counts its replacement.
+	Recycle *Recycle
 }
 
 // Stop is a reason and a message a person can act on.
@@ -112,7 +118,7 @@ type policy func(in Input, d *Decision) (settled bool)
 // chain is the order IIS applies them in.
 var chain = []policy{administrator, restart, rapidFail, cpuLimit, idle, autoscaling, fixedSize}
 
-// Decide runs the chain.
+// Decide runs the chain, then recycling on the size it decided.
 func Decide(in Input) Decision {
 	d := Decision{Status: *in.Status.DeepCopy()}
 	for _, p := range chain {
@@ -120,6 +126,7 @@ func Decide(in Input) Decision {
 			break
 		}
 	}
+	recycling(in, &d)
 	return d
 }
 

@@ -236,6 +236,8 @@ type Pool struct {
 
 	Health    HealthCheck
 	RapidFail RapidFail
+	// Recycling replaces workers one at a time (see internal/lifecycle).
+	Recycling Recycling
 	// CPULimit is the CPU monitor's limit; nil: no monitoring.
 	CPULimit *CPULimit
 	// Stopped: health monitoring stopped the pool: it runs no workers and

@@ -241,6 +241,7 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 		},
 		IdleTimeout:          errs.duration("idle.timeout", s.Idle.Timeout, v1.DefaultIdleTimeout),
 		OnDemandStart:        deref(s.Idle.OnDemandStart, true),
+		Recycling:            resolveRecycling(s.Recycling, &errs),
 		AdministratorStopped: s.State == v1.PoolStateStopped,
 		MountAPIToken:        deref(s.Identity.MountAPIToken, false),
 		Rollout: Rollout{

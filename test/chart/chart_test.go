@@ -284,6 +284,7 @@ func TestTheChartInstallsAndItsRBACIsEnoughForTheOperator(t *testing.T) {
 		"webfarm.dev/cachepolicies:get":                    "read through the cache",
 		"webfarm.dev/webfarms:get":                         "read through the cache",
 		"webfarm.dev/apppools:patch":                       "the activator annotates an idle pool that starts on demand (webfarm.dev/wake)",
+		"/pods:patch":                                      "recycling marks the worker it replaces (webfarm.dev/recycle and its pod-deletion-cost); this run recycles none",
 	}
 	used := operatorRequests(t, audit, "system:serviceaccount:webfarm-system:wf")
 	for key := range maps.Clone(used) {

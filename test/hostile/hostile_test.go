@@ -45,6 +45,9 @@ type hostileCase struct {
 	absent []string
 	// check makes further assertions on what was rendered.
 	check func(t *testing.T, ns string, r *rendered)
+	// newFields: the manifests use fields the earlier CRDs
+	// (testdata/earlier-crds) do not have, so they are not stored under them.
+	newFields bool
 }
 
 // Manifests in flow style: a hostile string goes in as a double-quoted YAML
@@ -713,6 +716,37 @@ func hostileCases() []hostileCase {
 			name:      "a duration with more digits than the schema allows is refused",
 			manifests: []string{pool(`{content: {configMap: {name: site}}, recycling: {interval: 9999999h}}`)},
 			refused:   []string{invalid("spec.recycling.interval", "9999999h"), durPattern},
+		},
+		{
+			name:      "a recycling time of day past 23:59 is refused",
+			manifests: []string{pool(`{content: {configMap: {name: site}}, recycling: {schedule: {times: ["24:00"]}}}`)},
+			refused:   []string{"spec.recycling.schedule.times[0]", "should match"},
+		},
+		{
+			name:      "a recycling time of day with a directive after it is refused",
+			manifests: []string{pool(`{content: {configMap: {name: site}}, recycling: {schedule: {times: [` + q("03:00\n}; a") + `]}}}`)},
+			refused:   []string{"spec.recycling.schedule.times[0]", "may not be more than 5 bytes"},
+		},
+		{
+			name:      "a recycling time zone that is a path out of the zone database is refused",
+			manifests: []string{pool(`{content: {configMap: {name: site}}, recycling: {schedule: {times: ["03:00"], timeZone: "../../etc/passwd"}}}`)},
+			refused:   []string{"spec.recycling.schedule.timeZone", "should match"},
+		},
+		{
+			name:      "a recycling time zone without times is refused",
+			manifests: []string{pool(`{content: {configMap: {name: site}}, recycling: {schedule: {timeZone: Europe/Berlin}}}`)},
+			refused:   []string{"spec.recycling.schedule", "a recycling schedule's timeZone needs times"},
+		},
+		{
+			name:      "a recycling time zone the zone database does not know is reported by the model",
+			manifests: []string{pool(`{content: {configMap: {name: site}}, recycling: {schedule: {times: ["03:00"], timeZone: Mars/Olympus_Mons}}}`)},
+			modelErr:  []string{`recycling.schedule.timeZone: "Mars/Olympus_Mons" is not a known IANA time zone`},
+			newFields: true,
+		},
+		{
+			name:      "a recycling request limit below 1000 is refused",
+			manifests: []string{pool(`{content: {configMap: {name: site}}, recycling: {requests: 10}}`)},
+			refused:   []string{"spec.recycling.requests", "should be greater than or equal to 1000"},
 		},
 		{
 			name:      "a zero connection timeout is refused",

@@ -108,6 +108,11 @@ func FarmRouting(f model.Farm, pools map[string]model.Pool, b Backends) (Routing
 			if p.HTTP2() {
 				c.TypedExtensionProtocolOptions = oneStreamPerConnection()
 			}
+			if p.Recycling.Requests > 0 {
+				// Request-count recycling reads each worker's count; other
+				// pools do without the extra stats.
+				c.TrackClusterStats = &clusterv3.TrackClusterStats{PerEndpointStats: true}
+			}
 		}
 		r.add(c, b)
 	}
