@@ -55,7 +55,8 @@ func TestGeneratedPodTemplatesPassTheAPIServersRestrictedPodSecurityCheck(t *tes
 		CPUMilli: 500, MemoryBytes: 128 << 20, MaxConcurrentRequests: 100,
 		Content: model.Content{Source: model.ContentImage, Name: "registry.example.com/shop-content:1", ImagePath: "/content"},
 		App:     &model.App{Image: "registry.example.com/shop:1", Port: 3000},
-		Health:  model.HealthCheck{Path: "/", Interval: 30 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 3},
+		Health: model.HealthCheck{Path: "/", Interval: 30 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 3,
+			Pinging: true, PingInterval: 30 * time.Second, PingResponseTime: 90 * time.Second, StartupTimeLimit: 90 * time.Second, ShutdownTimeLimit: 90 * time.Second},
 		Rollout: model.Rollout{MaxSurge: 1}}
 	cache := model.Cache{Name: "static", Namespace: ns, UID: "u3", Platform: platform, Replicas: 2, CPUMilli: 250, MemorySizeBytes: 64 << 20}
 

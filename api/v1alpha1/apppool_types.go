@@ -128,7 +128,9 @@ type AppPoolSpec struct {
 	// +default={}
 	Queue Queue `json:"queue,omitzero"`
 
-	// healthCheck is the HTTP check each worker must pass to receive traffic.
+	// healthCheck is how workers are watched: the HTTP check each must pass
+	// to receive traffic, the ping that restarts a hung one, and its start
+	// and stop time limits.
 	//
 	// +optional
 	// +default={}
@@ -418,16 +420,19 @@ type Queue struct {
 	Timeout Duration `json:"timeout,omitempty"`
 }
 
-// HealthCheck is an HTTP GET each worker must answer with 2xx or 3xx
-// (IIS worker pinging).
+// HealthCheck is how the operator and the kubelet watch a pool's workers, as
+// IIS health monitoring does (the Health tab of an IIS application pool):
+// a check that decides which workers receive traffic, a ping that restarts
+// a hung worker, and limits on how long a worker may take to start and to
+// stop.
 type HealthCheck struct {
-	// path requested on the worker.
+	// path requested on the worker, by the check and by the ping.
 	//
 	// +optional
 	// +default="/"
 	Path PathPrefix `json:"path,omitempty"`
 
-	// interval between checks (IIS PingInterval, 30 s).
+	// interval between checks of whether a worker receives traffic.
 	//
 	// +optional
 	// +default="30s"
@@ -449,6 +454,51 @@ type HealthCheck struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	FailureThreshold int32 `json:"failureThreshold,omitempty"`
+
+	// pingingEnabled pings each worker's application (IIS PingingEnabled):
+	// a worker that does not answer a ping within pingResponseTime is hung,
+	// and the kubelet restarts it. false turns pinging off: a hung worker
+	// only leaves rotation.
+	//
+	// +optional
+	// +default=true
+	PingingEnabled *bool `json:"pingingEnabled,omitempty"`
+
+	// pingInterval is the time between pings (IIS PingInterval, 30 s).
+	//
+	// +optional
+	// +default="30s"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('1h'))",message="healthCheck pingInterval must be between 1s and 1h"
+	PingInterval Duration `json:"pingInterval,omitempty"`
+
+	// pingResponseTime is how long a worker has to answer a ping before it
+	// is restarted (IIS PingResponseTime, 90 s). A hung worker is restarted
+	// within pingInterval + pingResponseTime.
+	//
+	// +optional
+	// +default="90s"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('10m'))",message="healthCheck pingResponseTime must be between 1s and 10m"
+	PingResponseTime Duration `json:"pingResponseTime,omitempty"`
+
+	// startupTimeLimit is how long a new worker has to answer its first
+	// ping (IIS StartupTimeLimit, 90 s): pings do not count before, and a
+	// worker that is not up by then is restarted.
+	//
+	// +optional
+	// +default="90s"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('1h'))",message="healthCheck startupTimeLimit must be between 1s and 1h"
+	StartupTimeLimit Duration `json:"startupTimeLimit,omitempty"`
+
+	// shutdownTimeLimit is how long a leaving worker has to drain and stop
+	// (IIS ShutdownTimeLimit, 90 s): it serves on for a 10 s drain pause
+	// while the frontends forget it, then finishes the requests it has, and
+	// what still runs at the limit is killed.
+	//
+	// +optional
+	// +default="90s"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('1h'))",message="healthCheck shutdownTimeLimit must be between 1s and 1h"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || duration(self) > duration('10s')",message="healthCheck shutdownTimeLimit must be longer than the 10s drain pause a leaving worker keeps serving for"
+	ShutdownTimeLimit Duration `json:"shutdownTimeLimit,omitempty"`
 }
 
 // RapidFailProtection stops a pool whose workers fail maxFailures times within

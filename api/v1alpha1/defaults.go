@@ -27,6 +27,10 @@ const (
 	DefaultHealthInterval     = "30s"
 	DefaultHealthTimeout      = "5s"
 	DefaultHealthFailures     = 3
+	DefaultPingInterval       = "30s"
+	DefaultPingResponseTime   = "90s"
+	DefaultStartupTimeLimit   = "90s"
+	DefaultShutdownTimeLimit  = "90s"
 	DefaultRapidFailMax       = 5
 	DefaultRapidFailInterval  = "5m"
 	DefaultIdleTimeout        = "20m"

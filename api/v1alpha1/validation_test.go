@@ -1588,6 +1588,150 @@ func TestManifestsThatAreRefused(t *testing.T) {
 			want: []string{"spec.healthCheck.interval", "healthCheck interval must be between 1s and 1h"},
 		},
 		{
+			name: "a ping interval of 0s is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				  healthCheck:
+				    pingInterval: 0s
+			`,
+			want: []string{"spec.healthCheck.pingInterval", "healthCheck pingInterval must be between 1s and 1h"},
+		},
+		{
+			name: "a ping interval over an hour is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				  healthCheck:
+				    pingInterval: 61m
+			`,
+			want: []string{"spec.healthCheck.pingInterval", "healthCheck pingInterval must be between 1s and 1h"},
+		},
+		{
+			name: "a ping response time under a second is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				  healthCheck:
+				    pingResponseTime: 500ms
+			`,
+			want: []string{"spec.healthCheck.pingResponseTime", "healthCheck pingResponseTime must be between 1s and 10m"},
+		},
+		{
+			name: "a ping response time over ten minutes is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				  healthCheck:
+				    pingResponseTime: 11m
+			`,
+			want: []string{"spec.healthCheck.pingResponseTime", "healthCheck pingResponseTime must be between 1s and 10m"},
+		},
+		{
+			name: "a startup time limit of 0s is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				  healthCheck:
+				    startupTimeLimit: 0s
+			`,
+			want: []string{"spec.healthCheck.startupTimeLimit", "healthCheck startupTimeLimit must be between 1s and 1h"},
+		},
+		{
+			name: "a startup time limit over an hour is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				  healthCheck:
+				    startupTimeLimit: 2h
+			`,
+			want: []string{"spec.healthCheck.startupTimeLimit", "healthCheck startupTimeLimit must be between 1s and 1h"},
+		},
+		{
+			name: "a shutdown time limit over an hour is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				  healthCheck:
+				    shutdownTimeLimit: 90m
+			`,
+			want: []string{"spec.healthCheck.shutdownTimeLimit", "healthCheck shutdownTimeLimit must be between 1s and 1h"},
+		},
+		{
+			name: "a shutdown time limit as long as the drain pause is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				  healthCheck:
+				    shutdownTimeLimit: 10s
+			`,
+			want: []string{"spec.healthCheck.shutdownTimeLimit", "healthCheck shutdownTimeLimit must be longer than the 10s drain pause a leaving worker keeps serving for"},
+		},
+		{
+			name: "pingingEnabled that is not a boolean is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				  healthCheck:
+				    pingingEnabled: "yes"
+			`,
+			want: []string{"spec.healthCheck.pingingEnabled", "must be of type boolean"},
+		},
+		{
 			name: "a health check path without a leading slash is refused",
 			manifest: `
 				apiVersion: webfarm.dev/v1alpha1
@@ -2394,6 +2538,11 @@ func TestManifestsThatAreAccepted(t *testing.T) {
 				    interval: 10s
 				    timeout: 2s
 				    failureThreshold: 5
+				    pingingEnabled: false
+				    pingInterval: 1s
+				    pingResponseTime: 10m
+				    startupTimeLimit: 1h
+				    shutdownTimeLimit: 11s
 				  rapidFailProtection:
 				    enabled: false
 				    maxFailures: 10
@@ -2642,6 +2791,15 @@ func TestAPIServerFillsInIISDefaults(t *testing.T) {
 		{"AppPool spec.healthCheck.interval is IIS's 30s", string(pool.Spec.HealthCheck.Interval), "30s"},
 		{"AppPool spec.healthCheck.timeout", string(pool.Spec.HealthCheck.Timeout), v1.DefaultHealthTimeout},
 		{"AppPool spec.healthCheck.failureThreshold", pool.Spec.HealthCheck.FailureThreshold, int32(v1.DefaultHealthFailures)},
+		{"AppPool spec.healthCheck.pingingEnabled is IIS's true", derefBool(pool.Spec.HealthCheck.PingingEnabled), true},
+		{"AppPool spec.healthCheck.pingInterval", string(pool.Spec.HealthCheck.PingInterval), v1.DefaultPingInterval},
+		{"AppPool spec.healthCheck.pingInterval is IIS's 30s", string(pool.Spec.HealthCheck.PingInterval), "30s"},
+		{"AppPool spec.healthCheck.pingResponseTime", string(pool.Spec.HealthCheck.PingResponseTime), v1.DefaultPingResponseTime},
+		{"AppPool spec.healthCheck.pingResponseTime is IIS's 90s", string(pool.Spec.HealthCheck.PingResponseTime), "90s"},
+		{"AppPool spec.healthCheck.startupTimeLimit", string(pool.Spec.HealthCheck.StartupTimeLimit), v1.DefaultStartupTimeLimit},
+		{"AppPool spec.healthCheck.startupTimeLimit is IIS's 90s", string(pool.Spec.HealthCheck.StartupTimeLimit), "90s"},
+		{"AppPool spec.healthCheck.shutdownTimeLimit", string(pool.Spec.HealthCheck.ShutdownTimeLimit), v1.DefaultShutdownTimeLimit},
+		{"AppPool spec.healthCheck.shutdownTimeLimit is IIS's 90s", string(pool.Spec.HealthCheck.ShutdownTimeLimit), "90s"},
 		{"AppPool spec.rapidFailProtection.enabled", derefBool(pool.Spec.RapidFailProtection.Enabled), true},
 		{"AppPool spec.rapidFailProtection.maxFailures", pool.Spec.RapidFailProtection.MaxFailures, int32(v1.DefaultRapidFailMax)},
 		{"AppPool spec.rapidFailProtection.maxFailures is IIS's 5", pool.Spec.RapidFailProtection.MaxFailures, int32(5)},

@@ -90,3 +90,36 @@ func TestLogKeepsOnlyFailuresWithinTheInterval(t *testing.T) {
 		t.Errorf("another pool's failures: %d, want 1", got)
 	}
 }
+
+// livenessKilled is the worker after the kubelet killed its hung app for a
+// failed liveness check (a ping unanswered): SIGKILL, exit code 137, reason
+// Error. running: the kubelet has restarted it since (restartCount up).
+func livenessKilled(running bool) *corev1.Pod {
+	p := worker(false, 1, running)
+	killed := &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "Error"}
+	app := &p.Status.ContainerStatuses[1]
+	app.LastTerminationState.Terminated = killed
+	if !running {
+		app.State.Terminated, app.RestartCount = killed, 0
+	}
+	return p
+}
+
+// A hung worker the kubelet restarts counts for rapid-fail protection as a
+// crash does, whether the kill or the restart is the next report.
+func TestALivenessKillIsAWorkerFailure(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		old, new *corev1.Pod
+	}{
+		{"the killed app is reported terminated", worker(true, 0, true), livenessKilled(false)},
+		{"the killed app is reported running again with a higher restart count", worker(true, 0, true), livenessKilled(true)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := PodFailures(tt.old, tt.new, t0)
+			if len(got) != 1 || got[0].Reason != "container app exited with code 137" {
+				t.Errorf("failures %v, want one: container app exited with code 137", got)
+			}
+		})
+	}
+}

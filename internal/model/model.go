@@ -352,13 +352,32 @@ type KeyRef struct {
 // and stop before their replacements are Ready (not both 0).
 type Rollout struct{ MaxSurge, MaxUnavailable int32 }
 
-// HealthCheck is the resolved worker health check.
+// HealthCheck is the resolved worker health monitoring.
 type HealthCheck struct {
+	// Path, Interval, Timeout and FailureThreshold decide whether a worker
+	// receives traffic.
 	Path             string
 	Interval         time.Duration
 	Timeout          time.Duration
 	FailureThreshold int32
+	// Pinging: the kubelet restarts a worker that does not answer a ping
+	// at Path within PingResponseTime; pings are PingInterval apart.
+	Pinging          bool
+	PingInterval     time.Duration
+	PingResponseTime time.Duration
+	// StartupTimeLimit: a worker must answer its first ping this soon after
+	// it starts, or it is restarted.
+	StartupTimeLimit time.Duration
+	// ShutdownTimeLimit: a leaving worker drains (WorkerDrainPause) and
+	// stops within this, or it is killed.
+	ShutdownTimeLimit time.Duration
 }
+
+// WorkerDrainPause is how long a leaving pool worker's application keeps
+// running after the worker is told to stop: nginx serves on for a shorter
+// pause while the frontends forget the worker, then finishes the requests it
+// sent the application. A shutdown time limit must exceed it.
+const WorkerDrainPause = 10 * time.Second
 
 // Cache is a resolved CachePolicy with the pools it fronts.
 type Cache struct {

@@ -229,10 +229,15 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 		QueueLength:           orDefault(s.Queue.Length, v1.DefaultQueueLength),
 		QueueTimeout:          errs.duration("queue.timeout", s.Queue.Timeout, "0s"),
 		Health: HealthCheck{
-			Path:             orDefault(string(s.HealthCheck.Path), v1.DefaultHealthPath),
-			Interval:         errs.duration("healthCheck.interval", s.HealthCheck.Interval, v1.DefaultHealthInterval),
-			Timeout:          errs.duration("healthCheck.timeout", s.HealthCheck.Timeout, v1.DefaultHealthTimeout),
-			FailureThreshold: orDefault(s.HealthCheck.FailureThreshold, v1.DefaultHealthFailures),
+			Path:              orDefault(string(s.HealthCheck.Path), v1.DefaultHealthPath),
+			Interval:          errs.duration("healthCheck.interval", s.HealthCheck.Interval, v1.DefaultHealthInterval),
+			Timeout:           errs.duration("healthCheck.timeout", s.HealthCheck.Timeout, v1.DefaultHealthTimeout),
+			FailureThreshold:  orDefault(s.HealthCheck.FailureThreshold, v1.DefaultHealthFailures),
+			Pinging:           deref(s.HealthCheck.PingingEnabled, true),
+			PingInterval:      errs.duration("healthCheck.pingInterval", s.HealthCheck.PingInterval, v1.DefaultPingInterval),
+			PingResponseTime:  errs.duration("healthCheck.pingResponseTime", s.HealthCheck.PingResponseTime, v1.DefaultPingResponseTime),
+			StartupTimeLimit:  errs.duration("healthCheck.startupTimeLimit", s.HealthCheck.StartupTimeLimit, v1.DefaultStartupTimeLimit),
+			ShutdownTimeLimit: errs.duration("healthCheck.shutdownTimeLimit", s.HealthCheck.ShutdownTimeLimit, v1.DefaultShutdownTimeLimit),
 		},
 		RapidFail: RapidFail{
 			Enabled:     deref(s.RapidFailProtection.Enabled, true),
@@ -249,6 +254,9 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 			MaxUnavailable: deref(s.Rollout.MaxUnavailable, 0),
 		},
 		Platform: p,
+	}
+	if out.Health.ShutdownTimeLimit <= WorkerDrainPause {
+		errs.add(fmt.Sprintf("healthCheck.shutdownTimeLimit %s: must be longer than the %s drain pause a leaving worker keeps serving for", out.Health.ShutdownTimeLimit, WorkerDrainPause))
 	}
 	if out.Rollout.MaxSurge+out.Rollout.MaxUnavailable < 1 {
 		errs.add("rollout: maxSurge and maxUnavailable cannot both be 0: the update could not start")

@@ -63,6 +63,10 @@ func TestResolveAppliesTheIISDefaultsToEmptyFields(t *testing.T) {
 		pool.Health.Interval != 30*time.Second || pool.Health.Path != "/" || pool.Rollout != (model.Rollout{MaxSurge: 1}) {
 		t.Errorf("pool defaults wrong: %+v", pool)
 	}
+	if h := pool.Health; !h.Pinging || h.PingInterval != 30*time.Second || h.PingResponseTime != 90*time.Second ||
+		h.StartupTimeLimit != 90*time.Second || h.ShutdownTimeLimit != 90*time.Second {
+		t.Errorf("health monitoring defaults %+v, want IIS's: pinging every 30 s, 90 s to answer, 90 s to start and to stop", h)
+	}
 	cache, err := model.ResolveCache(&v1.CachePolicy{}, nil, model.Platform{})
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +141,20 @@ func TestResolve(t *testing.T) {
 				Rollout: v1.Rollout{MaxSurge: ptr.To[int32](0)}}}, model.Platform{})
 			return err
 		}, "maxSurge and maxUnavailable cannot both be 0"},
+		{"a shutdown time limit no longer than the drain pause is refused", func() error {
+			_, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "a", Port: 3000},
+				HealthCheck: v1.HealthCheck{ShutdownTimeLimit: "10s"}}}, model.Platform{})
+			return err
+		}, "healthCheck.shutdownTimeLimit 10s: must be longer than the 10s drain pause"},
+		{"pinging turned off and its times are kept", func() error {
+			m, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "a", Port: 3000},
+				HealthCheck: v1.HealthCheck{PingingEnabled: new(false), PingInterval: "5s", PingResponseTime: "20s", StartupTimeLimit: "3m", ShutdownTimeLimit: "45s"}}}, model.Platform{})
+			if h := m.Health; err == nil && (h.Pinging || h.PingInterval != 5*time.Second || h.PingResponseTime != 20*time.Second ||
+				h.StartupTimeLimit != 3*time.Minute || h.ShutdownTimeLimit != 45*time.Second) {
+				t.Errorf("health %+v", h)
+			}
+			return err
+		}, ""},
 		{"trusted networks are masked, sorted and listed once", func() error {
 			m, err := model.ResolveFarm(&v1.WebFarm{Spec: v1.WebFarmSpec{Frontend: v1.Frontend{ClientAddress: v1.ClientAddress{
 				TrustedNetworks: []v1.CIDR{"192.168.1.7/16", "10.0.0.0/8", "192.168.0.0/16"}}}}}, model.Platform{})

@@ -621,6 +621,37 @@ func hostileCases() []hostileCase {
 			refused:   []string{invalid("spec.healthCheck.interval", "30s\nproxy_pass http://evil"), durPattern},
 		},
 		{
+			name:      "a ping interval with nginx syntax is refused",
+			manifests: []string{pool(`{content: {configMap: {name: site}}, healthCheck: {pingInterval: "30s; return 200"}}`)},
+			refused:   []string{invalid("spec.healthCheck.pingInterval", "30s; return 200"), durPattern},
+		},
+		{
+			name:      "a ping interval of 0s, which would ping without pause, is refused",
+			manifests: []string{pool(`{content: {configMap: {name: site}}, healthCheck: {pingInterval: 0s}}`)},
+			refused:   []string{"spec.healthCheck.pingInterval", "healthCheck pingInterval must be between 1s and 1h"},
+		},
+		{
+			name:      "a ping response time of a day is refused",
+			manifests: []string{pool(`{app: {image: registry.example.com/shop:2.1, port: 3000}, healthCheck: {pingResponseTime: 24h}}`)},
+			refused:   []string{"spec.healthCheck.pingResponseTime", "healthCheck pingResponseTime must be between 1s and 10m"},
+		},
+		{
+			name:      "a startup time limit of 0s, which would restart every worker as it starts, is refused",
+			manifests: []string{pool(`{app: {image: registry.example.com/shop:2.1, port: 3000}, healthCheck: {startupTimeLimit: 0s}}`)},
+			refused:   []string{"spec.healthCheck.startupTimeLimit", "healthCheck startupTimeLimit must be between 1s and 1h"},
+		},
+		{
+			name:      "a shutdown time limit that leaves no room for the drain pause is refused",
+			manifests: []string{pool(`{app: {image: registry.example.com/shop:2.1, port: 3000}, healthCheck: {shutdownTimeLimit: 5s}}`)},
+			refused: []string{"spec.healthCheck.shutdownTimeLimit",
+				"healthCheck shutdownTimeLimit must be longer than the 10s drain pause a leaving worker keeps serving for"},
+		},
+		{
+			name:      "a shutdown time limit of a year is refused",
+			manifests: []string{pool(`{app: {image: registry.example.com/shop:2.1, port: 3000}, healthCheck: {shutdownTimeLimit: 8760h}}`)},
+			refused:   []string{"spec.healthCheck.shutdownTimeLimit", "healthCheck shutdownTimeLimit must be between 1s and 1h"},
+		},
+		{
 			name:      "a queue timeout with nginx syntax is refused",
 			manifests: []string{pool(`{content: {configMap: {name: site}}, queue: {timeout: "1h; return 200"}}`)},
 			refused:   []string{invalid("spec.queue.timeout", "1h; return 200"), durPattern},
@@ -798,6 +829,17 @@ func hostileCases() []hostileCase {
 			check: func(t *testing.T, _ string, r *rendered) {
 				if !strings.Contains(r.poolConf["web"], "worker_processes 64;") || !strings.Contains(r.poolConf["web"], "set $webfarm_queue_timeout_ms 3600000;") {
 					t.Errorf("the pool's limits are not the manifest's\n%s", excerpt(r.poolConf["web"]))
+				}
+				// Health monitoring keeps IIS's limits (the earlier CRDs this
+				// table is also stored under know no other).
+				pod := r.poolObjs["web"].Deployment.Spec.Template.Spec
+				if g := *pod.TerminationGracePeriodSeconds; g != 90 || !strings.Contains(r.poolConf["web"], "worker_shutdown_timeout 80s;") {
+					t.Errorf("the default shutdown time limit gave a grace period of %ds and nginx %q", g, excerpt(r.poolConf["web"]))
+				}
+				for _, c := range pod.Containers {
+					if *c.Name == "app" && (*c.LivenessProbe.TimeoutSeconds != 90 || *c.StartupProbe.FailureThreshold != 90) {
+						t.Errorf("the app's ping waits %ds and its start %d pings, want 90 and 90", *c.LivenessProbe.TimeoutSeconds, *c.StartupProbe.FailureThreshold)
+					}
 				}
 			},
 		},

@@ -8,6 +8,8 @@
 //	GET /anything?status=500 answers 500
 //	GET /anything?exit=1     exits the process with status 1 (a crash)
 //	GET /anything?spin=30s   keeps a CPU busy for 30 s, then answers
+//	GET /anything?hang=1     hangs the process: this and every later request,
+//	                         /healthz too, waits until its client gives up
 //	GET /stats               {"inFlight":..,"maxInFlight":..,"served":..}
 //	GET /ws                  a WebSocket that answers each text message with "<hostname>: <message>"
 //	GET /healthz             200, not counted (the kubelet's probes)
@@ -26,6 +28,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/websocket"
@@ -114,6 +117,23 @@ func app(stats *counters, hostname string) http.HandlerFunc {
 	}
 }
 
+// hangable makes the application stop answering, as a deadlocked one does:
+// after a request with ?hang set, it answers none, its health check
+// included, until the process is restarted.
+func hangable(next http.Handler) http.Handler {
+	var hung atomic.Bool
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("hang") != "" && !hung.Swap(true) {
+			log.Printf("hanging on request %s", r.URL)
+		}
+		if hung.Load() {
+			<-r.Context().Done() // the client gave up
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // echo is a WebSocket that answers each text message with the hostname and
 // the message, so a test sees which worker holds it.
 func echo(hostname string) websocket.Handler {
@@ -156,7 +176,7 @@ func main() {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.Handle("/ws", echo(hostname))
 	mux.Handle("/", app(stats, hostname))
-	server := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	server := &http.Server{Addr: *listen, Handler: hangable(mux), ReadHeaderTimeout: 10 * time.Second}
 	log.Printf("listening on %s", *listen)
 	log.Fatal(server.ListenAndServe())
 }

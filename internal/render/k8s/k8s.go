@@ -17,6 +17,7 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/model"
 )
 
 // Labels and annotations on generated objects.
@@ -40,8 +41,11 @@ const (
 	// drains and then finishes the requests it has (nginx quits gracefully
 	// after its own pause): an application that stopped first would turn
 	// those requests into 502s.
-	appDrainSeconds = drainSeconds + 5
-	gracePeriodSecs = 30 // Kubernetes' default, stated so drain time is explicit
+	appDrainSeconds = int64(model.WorkerDrainPause / time.Second)
+	// gracePeriodSecs is the frontends' and cache tiers' (Kubernetes'
+	// default, stated so drain time is explicit); a pool's is its
+	// healthCheck.shutdownTimeLimit.
+	gracePeriodSecs = 30
 )
 
 // Child object names. Parent names are limited to 50 characters by the CRDs,

@@ -3,6 +3,7 @@ package k8s_test
 import (
 	"bytes"
 	"encoding/json"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"maps"
 	"slices"
 	"testing"
@@ -56,7 +57,8 @@ func pool() model.Pool {
 			{Name: "MODE", Value: "production"},
 			{Name: "REGION", From: &model.KeyRef{Name: "catalog-settings", Key: "region", Optional: true}},
 		}},
-		Health:  model.HealthCheck{Path: "/health", Interval: 30 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 3},
+		Health: model.HealthCheck{Path: "/health", Interval: 30 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 3,
+			Pinging: true, PingInterval: 30 * time.Second, PingResponseTime: 90 * time.Second, StartupTimeLimit: 90 * time.Second, ShutdownTimeLimit: 90 * time.Second},
 		Rollout: model.Rollout{MaxSurge: 1},
 	}
 }
@@ -90,6 +92,12 @@ func TestObjects(t *testing.T) {
 	grpcPool := pool()
 	grpcPool.App = &model.App{Image: "registry.example.com/greeter:1", Port: 9000, Protocol: model.AppGRPC}
 	g := k8s.Pool(grpcPool, "# nginx.conf\n")
+	http2Pool := pool()
+	http2Pool.App = &model.App{Image: "registry.example.com/h2:1", Port: 9000, Protocol: model.AppHTTP2}
+	h2 := k8s.Pool(http2Pool, "# nginx.conf\n")
+	staticPool := pool()
+	staticPool.App = nil
+	static := k8s.Pool(staticPool, "# nginx.conf\n")
 	c := k8s.Cache(cache(), "# nginx.conf\n", "{}\n")
 	tests := []struct {
 		name   string
@@ -100,6 +108,8 @@ func TestObjects(t *testing.T) {
 		{"a farm with HTTPS sites mounts each site's Secret, optional and read-only, and opens an https port", "frontend-tls.yaml", []any{tls.ConfigMap, tls.Service, tls.Deployment}},
 		{"a pool gets nginx workers with its app (environment from values, a Secret and a ConfigMap), content, Service, disruption budget and identity", "pool.yaml", []any{p.ServiceAccount, p.ConfigMap, p.Service, p.Deployment, p.PodDisruptionBudget}},
 		{"a pool whose app speaks gRPC takes HTTP/2 on its Service's port and is ready when the app answers gRPC health checks", "pool-grpc.yaml", []any{g.Deployment}},
+		{"a pool whose app speaks HTTP/2 is pinged through nginx's HTTP/1.1 port", "pool-http2.yaml", []any{h2.Deployment}},
+		{"a pool without an app is pinged by a request for its content from nginx", "pool-static.yaml", []any{static.Deployment}},
 		{"a cache policy gets nginx cache pods with in-memory storage", "cache.yaml", []any{c.ConfigMap, c.Service, c.Deployment}},
 	}
 	for _, tt := range tests {
@@ -230,18 +240,171 @@ func TestAnAutoscaledPoolLeavesReplicasToTheAutoscaler(t *testing.T) {
 // still open (WebSockets) after nginx.ShutdownTimeout: both fit in the pod's
 // grace period, so nginx closes them itself before the kubelet kills it.
 func TestALeavingWorkersNginxClosesItsWebSocketsWithinTheGracePeriod(t *testing.T) {
-	spec := k8s.Pool(pool(), "").Deployment.Spec.Template.Spec
+	p := pool()
+	spec := k8s.Pool(p, "").Deployment.Spec.Template.Spec
 	grace := time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second
 	for _, c := range spec.Containers {
 		if *c.Name != "nginx" {
 			continue
 		}
 		pause := time.Duration(*c.Lifecycle.PreStop.Sleep.Seconds) * time.Second
-		t.Logf("drain pause %s, then at most %s to close open connections, grace period %s", pause, nginx.ShutdownTimeout, grace)
-		if pause+nginx.ShutdownTimeout >= grace {
-			t.Errorf("drain pause %s + nginx's shutdown timeout %s do not fit in the grace period %s", pause, nginx.ShutdownTimeout, grace)
+		shutdown := nginx.ShutdownTimeout(p)
+		t.Logf("drain pause %s, then at most %s to close open connections, grace period %s", pause, shutdown, grace)
+		if pause+shutdown >= grace {
+			t.Errorf("drain pause %s + nginx's shutdown timeout %s do not fit in the grace period %s", pause, shutdown, grace)
 		}
 		return
 	}
 	t.Fatal("the pool's pod has no nginx container")
+}
+
+// probes are the probes of one container of a pool's worker pod.
+type probes struct {
+	liveness, startup, readiness *corev1ac.ProbeApplyConfiguration
+}
+
+func containerProbes(t *testing.T, p model.Pool, container string) probes {
+	t.Helper()
+	for _, c := range k8s.Pool(p, "").Deployment.Spec.Template.Spec.Containers {
+		if *c.Name == container {
+			return probes{c.LivenessProbe, c.StartupProbe, c.ReadinessProbe}
+		}
+	}
+	t.Fatalf("the worker pod has no %s container", container)
+	return probes{}
+}
+
+// The ping reaches what serves the pool (the app, or nginx serving the
+// content), and each health field changes what the kubelet does.
+func TestAWorkersPingFollowsThePoolsHealthCheck(t *testing.T) {
+	withPing := func(change func(*model.Pool)) model.Pool {
+		p := pool()
+		change(&p)
+		return p
+	}
+	static := withPing(func(p *model.Pool) { p.App = nil })
+	tests := []struct {
+		name      string
+		pool      model.Pool
+		container string
+		check     func(t *testing.T, got probes)
+	}{
+		{
+			name: "the app is pinged at the check's path on its own port, restarted after one ping unanswered for the response time",
+			pool: pool(), container: "app",
+			check: func(t *testing.T, got probes) {
+				l := got.liveness
+				if l == nil || l.HTTPGet == nil || *l.HTTPGet.Path != "/health" || l.HTTPGet.Port.String() != "app" {
+					t.Fatalf("liveness probe %+v, want GET /health on the app port", l)
+				}
+				if *l.PeriodSeconds != 30 || *l.TimeoutSeconds != 90 || *l.FailureThreshold != 1 || *l.TerminationGracePeriodSeconds != 1 {
+					t.Errorf("liveness every %ds, timeout %ds, %d failures, grace %ds; want 30, 90, 1, 1",
+						*l.PeriodSeconds, *l.TimeoutSeconds, *l.FailureThreshold, *l.TerminationGracePeriodSeconds)
+				}
+			},
+		},
+		{
+			name: "pingInterval and pingResponseTime set the liveness probe's period and timeout",
+			pool: withPing(func(p *model.Pool) { p.Health.PingInterval, p.Health.PingResponseTime = 5*time.Second, 12*time.Second }), container: "app",
+			check: func(t *testing.T, got probes) {
+				if *got.liveness.PeriodSeconds != 5 || *got.liveness.TimeoutSeconds != 12 {
+					t.Errorf("liveness every %ds, timeout %ds; want 5 and 12", *got.liveness.PeriodSeconds, *got.liveness.TimeoutSeconds)
+				}
+			},
+		},
+		{
+			name: "pinging turned off leaves the app without a liveness probe but with its startup limit",
+			pool: withPing(func(p *model.Pool) { p.Health.Pinging = false }), container: "app",
+			check: func(t *testing.T, got probes) {
+				if got.liveness != nil {
+					t.Errorf("liveness probe %+v, want none", got.liveness)
+				}
+				if got.startup == nil {
+					t.Error("no startup probe")
+				}
+			},
+		},
+		{
+			name: "the startup time limit is that many one-second pings",
+			pool: withPing(func(p *model.Pool) { p.Health.StartupTimeLimit = 5 * time.Minute }), container: "app",
+			check: func(t *testing.T, got probes) {
+				s := got.startup
+				if s == nil || s.HTTPGet == nil || *s.HTTPGet.Path != "/health" {
+					t.Fatalf("startup probe %+v, want GET /health", s)
+				}
+				if *s.PeriodSeconds != 1 || *s.TimeoutSeconds != 1 || *s.FailureThreshold != 300 {
+					t.Errorf("startup every %ds, timeout %ds, %d failures; want 1, 1, 300", *s.PeriodSeconds, *s.TimeoutSeconds, *s.FailureThreshold)
+				}
+			},
+		},
+		{
+			name: "a gRPC app is pinged by the gRPC health checking protocol",
+			pool: withPing(func(p *model.Pool) { p.App = &model.App{Image: "g:1", Port: 9000, Protocol: model.AppGRPC} }), container: "app",
+			check: func(t *testing.T, got probes) {
+				for _, pr := range []*corev1ac.ProbeApplyConfiguration{got.liveness, got.startup} {
+					if pr == nil || pr.GRPC == nil || *pr.GRPC.Port != 9000 {
+						t.Errorf("probe %+v, want gRPC on port 9000", pr)
+					}
+				}
+			},
+		},
+		{
+			name: "an HTTP/2 app is pinged through nginx's HTTP/1.1 port",
+			pool: withPing(func(p *model.Pool) { p.App = &model.App{Image: "h:1", Port: 9000, Protocol: model.AppHTTP2} }), container: "app",
+			check: func(t *testing.T, got probes) {
+				if l := got.liveness; l == nil || l.HTTPGet == nil || l.HTTPGet.Port.IntValue() != nginx.HTTPPort {
+					t.Errorf("liveness probe %+v, want GET on port %d", l, nginx.HTTPPort)
+				}
+			},
+		},
+		{
+			name: "nginx beside an app keeps its own liveness probe and no startup probe",
+			pool: pool(), container: "nginx",
+			check: func(t *testing.T, got probes) {
+				if l := got.liveness; l == nil || l.HTTPGet == nil || *l.HTTPGet.Path != nginx.LivenessURI || got.startup != nil {
+					t.Errorf("nginx liveness %+v, startup %+v; want its own %s and no startup probe", l, got.startup, nginx.LivenessURI)
+				}
+			},
+		},
+		{
+			name: "without an app nginx is pinged by a request for the content",
+			pool: static, container: "nginx",
+			check: func(t *testing.T, got probes) {
+				for _, pr := range []*corev1ac.ProbeApplyConfiguration{got.liveness, got.startup} {
+					if pr == nil || pr.HTTPGet == nil || *pr.HTTPGet.Path != "/health" || pr.HTTPGet.Port.String() != "http" {
+						t.Errorf("probe %+v, want GET /health on the http port", pr)
+					}
+				}
+			},
+		},
+		{
+			name: "without an app and with pinging turned off nginx keeps its own liveness probe",
+			pool: withPing(func(p *model.Pool) { p.App, p.Health.Pinging = nil, false }), container: "nginx",
+			check: func(t *testing.T, got probes) {
+				if l := got.liveness; l == nil || l.HTTPGet == nil || *l.HTTPGet.Path != nginx.LivenessURI {
+					t.Errorf("nginx liveness %+v, want its own %s", l, nginx.LivenessURI)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.check(t, containerProbes(t, tt.pool, tt.container)) })
+	}
+}
+
+// The shutdown time limit is the worker pod's grace period, and nginx
+// closes what it still has within it.
+func TestAWorkerStopsWithinItsShutdownTimeLimit(t *testing.T) {
+	for _, limit := range []time.Duration{11 * time.Second, 30 * time.Second, 90 * time.Second, time.Hour} {
+		p := pool()
+		p.Health.ShutdownTimeLimit = limit
+		spec := k8s.Pool(p, "").Deployment.Spec.Template.Spec
+		if got := time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second; got != limit {
+			t.Errorf("limit %s: grace period %s", limit, got)
+		}
+		pause := time.Duration(*spec.Containers[0].Lifecycle.PreStop.Sleep.Seconds) * time.Second // nginx's
+		if end := pause + nginx.ShutdownTimeout(p); end >= limit {
+			t.Errorf("limit %s: nginx closes its last connections %s after the stop, not before the limit", limit, end)
+		}
+	}
 }

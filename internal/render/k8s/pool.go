@@ -42,6 +42,13 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 	worker := nginxContainer(p.Platform.Images, nginxCPU, nginxMemory, workerPorts(p)...).
 		WithReadinessProbe(workerReadiness(p)).
 		WithLifecycle(drainPause(drainSeconds))
+	if p.App == nil {
+		// nginx is the worker: its ping is a request for the content.
+		worker = worker.WithStartupProbe(workerStartup(p))
+		if p.Health.Pinging {
+			worker = worker.WithLivenessProbe(workerLiveness(p))
+		}
+	}
 	volumes := []*corev1ac.VolumeApplyConfiguration{configMapVolume(name), tmpVolumeSource()}
 	spec := corev1ac.PodSpec()
 
@@ -72,7 +79,11 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 			WithResources(resources(p.CPUMilli, p.MemoryBytes)).
 			WithSecurityContext(restrictedContainer()).
 			WithLifecycle(drainPause(appDrainSeconds)).
+			WithStartupProbe(workerStartup(p)).
 			WithVolumeMounts(corev1ac.VolumeMount().WithName(tmpVolume).WithMountPath("/tmp"))
+		if p.Health.Pinging {
+			app = app.WithLivenessProbe(workerLiveness(p))
+		}
 		if a.Protocol == model.AppGRPC {
 			// The gRPC health checking protocol, on the app's own port.
 			app = app.WithReadinessProbe(corev1ac.Probe().
@@ -102,6 +113,8 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 	spec = spec.WithServiceAccountName(name)
 	dep := c.deployment(p.Replicas, ConfigHash(hashed...), spec.WithContainers(containers...).WithVolumes(volumes...))
 	dep.Spec.WithStrategy(rollingUpdate(p.Rollout.MaxSurge, p.Rollout.MaxUnavailable))
+	// IIS ShutdownTimeLimit: a leaving worker drains and stops within it.
+	dep.Spec.Template.Spec.WithTerminationGracePeriodSeconds(int64(wholeSeconds(p.Health.ShutdownTimeLimit)))
 	if p.MountAPIToken {
 		dep.Spec.Template.Spec.WithAutomountServiceAccountToken(true)
 	}
@@ -155,6 +168,54 @@ func workerReadiness(p model.Pool) *corev1ac.ProbeApplyConfiguration {
 		return httpProbe(h.Path, "http1", h.Interval, h.Timeout, h.FailureThreshold)
 	}
 	return httpProbe(h.Path, "http", h.Interval, h.Timeout, h.FailureThreshold)
+}
+
+// workerPing is the request by which the kubelet pings a worker's
+// application (IIS worker pinging), reaching the application itself: the
+// check's path on the app's own port; the gRPC health checking protocol for a
+// gRPC app; for an HTTP/2 app, whose port the kubelet's HTTP/1.1 probes cannot
+// speak to, the path through nginx's HTTP/1.1 port (nginx's own liveness
+// probe restarts a hung nginx first, within 32 s). Without an app nginx is
+// the worker, and its ping is a request for the content at the check's path.
+func workerPing(p model.Pool) *corev1ac.ProbeApplyConfiguration {
+	get := func(port intstr.IntOrString) *corev1ac.ProbeApplyConfiguration {
+		return corev1ac.Probe().WithHTTPGet(corev1ac.HTTPGetAction().WithPath(p.Health.Path).WithPort(port))
+	}
+	switch {
+	case p.App == nil:
+		return get(intstr.FromString("http"))
+	case p.App.Protocol == model.AppGRPC:
+		return corev1ac.Probe().WithGRPC(corev1ac.GRPCAction().WithPort(p.App.Port))
+	case p.App.Protocol == model.AppHTTP2:
+		// A probe names only its own container's ports: nginx's by number.
+		return get(intstr.FromInt32(nginx.HTTPPort))
+	}
+	return get(intstr.FromString("app"))
+}
+
+// pingKillGraceSeconds is the grace period of a worker the kubelet restarts
+// for a failed ping or start: a hung worker has nothing to drain, so its
+// drain pause is cut short, and the kubelet kills it 2 s (its least grace
+// period) after.
+const pingKillGraceSeconds = 1
+
+// workerLiveness restarts a hung worker: one ping left unanswered for the
+// ping response time is enough, as in IIS, so a worker that hangs is
+// restarted within pingInterval + pingResponseTime and about 3 s to kill it.
+func workerLiveness(p model.Pool) *corev1ac.ProbeApplyConfiguration {
+	return workerPing(p).
+		WithPeriodSeconds(wholeSeconds(p.Health.PingInterval)).WithTimeoutSeconds(wholeSeconds(p.Health.PingResponseTime)).
+		WithFailureThreshold(1).WithTerminationGracePeriodSeconds(pingKillGraceSeconds)
+}
+
+// workerStartup holds the ping off while a worker starts (IIS
+// StartupTimeLimit): it pings every second, with a second to answer, and
+// restarts a worker that has not answered one within the limit. Its first
+// answer starts the ping and the check of whether it receives traffic.
+func workerStartup(p model.Pool) *corev1ac.ProbeApplyConfiguration {
+	return workerPing(p).
+		WithPeriodSeconds(1).WithTimeoutSeconds(1).
+		WithFailureThreshold(wholeSeconds(p.Health.StartupTimeLimit)).WithTerminationGracePeriodSeconds(pingKillGraceSeconds)
 }
 
 // appNginxCPUMilli is the CPU of the nginx beside a pool's app container.

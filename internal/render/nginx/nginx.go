@@ -75,15 +75,20 @@ func PoolConfig(p model.Pool) (string, error) {
 		HTTP2:             p.HTTP2(),
 		H2CPort:           H2CPort,
 		ProxyTimeout:      model.LongestFrontendTimeout,
-		ShutdownTimeout:   ShutdownTimeout,
+		ShutdownTimeout:   ShutdownTimeout(p),
 		Common:            common(),
 	})
 }
 
 // ShutdownTimeout is how long a quitting pool worker keeps the connections
-// it still has, open WebSockets above all, before it closes them: the pod's
-// grace period must hold its drain pause and this.
-const ShutdownTimeout = 20 * time.Second
+// it still has, open WebSockets above all, before it closes them: nginx
+// quits after its drain pause, shorter than the app's, and must be done
+// before the pool's shutdown time limit, when the kubelet kills what is
+// left. Ending when the app's drain pause would be as long again leaves it
+// that margin (a 30 s limit gives 20 s).
+func ShutdownTimeout(p model.Pool) time.Duration {
+	return max(time.Second, p.Health.ShutdownTimeLimit-model.WorkerDrainPause)
+}
 
 // PoolScripts are the files nginx.conf of a pool needs beside it, by name:
 // the queue timeout's script when the pool has a timeout.

@@ -24,7 +24,8 @@ func basePool() model.Pool {
 		Name: "shop", Namespace: "web", Replicas: int32p(2),
 		CPUMilli: 500, MemoryBytes: 128 << 20, MaxConcurrentRequests: 100, QueueLength: 1000,
 		Content: model.Content{Source: model.ContentConfigMap, Name: "shop-content"},
-		Health:  model.HealthCheck{Path: "/", Interval: 30 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 3},
+		Health: model.HealthCheck{Path: "/", Interval: 30 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 3,
+			Pinging: true, PingInterval: 30 * time.Second, PingResponseTime: 90 * time.Second, StartupTimeLimit: 90 * time.Second, ShutdownTimeLimit: 90 * time.Second},
 	}
 }
 

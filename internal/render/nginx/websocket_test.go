@@ -67,13 +67,15 @@ func TestAPoolWorkerPassesWebSocketsToItsAppAndKeepsOtherRequestsOnKeptAliveConn
 }
 
 // A worker that quits (its pod's drain pause is over) takes no new
-// connections but keeps an open WebSocket for nginx.ShutdownTimeout, then
-// closes it.
+// connections but keeps an open WebSocket for nginx.ShutdownTimeout (5 s
+// with a 15 s shutdown time limit), then closes it.
 func TestAQuittingWorkerKeepsAnOpenWebSocketForItsShutdownTimeout(t *testing.T) {
 	t.Parallel() // it waits for the shutdown timeout
 	app := localpool.StartApp(t, "app")
 	p := basePool()
 	p.App = &model.App{Image: "registry.example.com/chat:1", Port: app.Port}
+	p.Health.ShutdownTimeLimit = 15 * time.Second
+	shutdown := nginx.ShutdownTimeout(p)
 	worker := localpool.Start(t, p)
 	ws, err := websocket.Dial(strings.Replace(worker.URL, "http://", "ws://", 1)+"ws", "", "http://www.example/")
 	if err != nil {
@@ -112,7 +114,7 @@ func TestAQuittingWorkerKeepsAnOpenWebSocketForItsShutdownTimeout(t *testing.T) 
 		t.Fatalf("the open WebSocket did not answer just after the worker began to quit: %v", err)
 	}
 	// Then it is closed: a read ends with the connection, not the deadline.
-	_ = ws.SetReadDeadline(quit.Add(nginx.ShutdownTimeout + 10*time.Second))
+	_ = ws.SetReadDeadline(quit.Add(shutdown + 10*time.Second))
 	var msg string
 	err = websocket.Message.Receive(ws, &msg)
 	open := time.Since(quit)
@@ -121,7 +123,7 @@ func TestAQuittingWorkerKeepsAnOpenWebSocketForItsShutdownTimeout(t *testing.T) 
 		t.Fatalf("the WebSocket is still open %s after the worker began to quit (%q, %v)", open.Round(time.Millisecond), msg, err)
 	}
 	t.Logf("the quitting worker closed the open WebSocket after %s (%v)", open.Round(time.Millisecond), err)
-	if open < nginx.ShutdownTimeout-time.Second || open > nginx.ShutdownTimeout+3*time.Second {
-		t.Errorf("closed %s after the worker began to quit, want about %s", open.Round(time.Millisecond), nginx.ShutdownTimeout)
+	if open < shutdown-time.Second || open > shutdown+3*time.Second {
+		t.Errorf("closed %s after the worker began to quit, want about %s", open.Round(time.Millisecond), shutdown)
 	}
 }
