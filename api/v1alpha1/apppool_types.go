@@ -662,9 +662,10 @@ type Recycle struct {
 	// +kubebuilder:validation:MaxLength=1024
 	Message string `json:"message,omitempty"`
 
-	// inARow counts the recycles for this reason that each followed the one
-	// before within ten minutes; past twice the pool's workers, recycling
-	// for memory or requests pauses and the pool reports a loop.
+	// inARow counts the quick recycles for this reason (of workers that had
+	// run less than two minutes) that each followed the one before within
+	// ten minutes; at twice the pool's workers, recycling for memory or
+	// requests pauses for ten minutes and the pool reports a loop.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=1

@@ -50,9 +50,13 @@ type Recycle struct {
 }
 
 const (
-	// recycleLoopWindow: recycles for one reason that each follow the one
-	// before within this long are "in a row".
+	// recycleLoopWindow: quick recycles for one reason that each follow
+	// the one before within this long are "in a row", and a loop pauses
+	// that reason this long.
 	recycleLoopWindow = 10 * time.Minute
+	// quickRecycle: a worker recycled this soon after it started was due
+	// about as soon as it was measured; the recycle did not help.
+	quickRecycle = 2 * time.Minute
 	// scheduleGrace: a scheduled recycle still starts this long after its
 	// time (an operator that was down at the time, a pool still starting).
 	scheduleGrace = time.Hour
@@ -104,17 +108,17 @@ func recycling(in Input, d *Decision) {
 	d.Recycle = &next
 	d.Replicas++
 	d.Recheck = sooner(d.Recheck, replacementRecheck)
-	d.Status.LastRecycles = withRecycle(d.Status.LastRecycles, next, in.Now)
+	d.Status.LastRecycles = withRecycle(d.Status.LastRecycles, next, in.Now, in.Now.Sub(startedOf(in.Observed.Workers, next.Worker)) < quickRecycle)
 	d.Events = append(d.Events, Event{Type: corev1.EventTypeNormal, Reason: v1.ReasonRecycled, Action: "Recycle",
 		Message: fmt.Sprintf("%s: %s; its replacement starts, then it stops", next.Worker, next.Message)})
 }
 
-// recyclingLoop reports the reasons whose recycles came too often in a row
-// (more than twice the pool's workers, each within recycleLoopWindow of
-// the one before): the Recycling condition, a warning when it starts, and
-// the reasons paused until the window passes. Only memory and request
-// limits can loop: a replacement that crosses its limit as soon as it
-// starts.
+// recyclingLoop reports the reasons whose quick recycles (of workers that
+// had run less than quickRecycle) came in a row, each within
+// recycleLoopWindow of the one before, twice as many as the pool has
+// workers: the Recycling condition, a warning when it starts, and the
+// reasons paused until the window passes. Only memory and request limits
+// can loop: a replacement that crosses its limit as soon as it starts.
 func recyclingLoop(in Input, d *Decision) map[v1.RecycleReason]bool {
 	limit := 2 * max(d.Replicas, 1)
 	if in.Pool.Replicas != nil {
@@ -213,21 +217,35 @@ func recheckFor(r model.Recycling, workers []Worker, now time.Time) time.Duratio
 	return next
 }
 
-// withRecycle is the status's latest recycle per reason with this one in.
-func withRecycle(last []v1.Recycle, r Recycle, now time.Time) []v1.Recycle {
-	rec := v1.Recycle{Reason: r.Reason, Time: metav1.Time{Time: now.Truncate(time.Second)}, Worker: r.Worker, Message: r.Message, InARow: 1}
+// withRecycle is the status's latest recycle per reason with this one in;
+// a quick one counts in a row with the one before it.
+func withRecycle(last []v1.Recycle, r Recycle, now time.Time, quick bool) []v1.Recycle {
+	rec := v1.Recycle{Reason: r.Reason, Time: metav1.Time{Time: now.Truncate(time.Second)}, Worker: r.Worker, Message: r.Message}
+	if quick {
+		rec.InARow = 1
+	}
 	i := slices.IndexFunc(last, func(l v1.Recycle) bool { return l.Reason == r.Reason })
 	if i < 0 {
 		out := append(slices.Clone(last), rec)
 		slices.SortFunc(out, func(a, b v1.Recycle) int { return recycleOrder(a.Reason) - recycleOrder(b.Reason) })
 		return out
 	}
-	if now.Sub(last[i].Time.Time) < recycleLoopWindow {
+	if quick && now.Sub(last[i].Time.Time) < recycleLoopWindow {
 		rec.InARow = last[i].InARow + 1
 	}
 	out := slices.Clone(last)
 	out[i] = rec
 	return out
+}
+
+// startedOf is when the named worker started.
+func startedOf(workers []Worker, name string) time.Time {
+	for _, w := range workers {
+		if w.Name == name {
+			return w.Started
+		}
+	}
+	return time.Time{}
 }
 
 func recycleOrder(r v1.RecycleReason) int {

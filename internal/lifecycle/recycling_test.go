@@ -104,13 +104,19 @@ func TestRecyclingLeavesStoppedAndIdlePoolsAlone(t *testing.T) {
 	}
 }
 
-func TestRecyclesInARowPastTwiceThePoolAreReportedAsALoop(t *testing.T) {
+func TestQuickRecyclesInARowForTwiceThePoolAreReportedAsALoop(t *testing.T) {
 	pool := model.Pool{Name: "shop", Replicas: ptr.To[int32](2), Recycling: model.Recycling{MemoryBytes: 100 << 20}}
 	status := v1.AppPoolStatus{Phase: v1.PoolRunning}
-	workers := []Worker{withMemory(worker("a", time.Minute), 200<<20), withMemory(worker("b", time.Minute), 200<<20)}
+	// Each replacement is over the limit a minute after it started.
+	workersAt := func(at time.Time) []Worker {
+		return []Worker{
+			{Name: "a", Started: at.Add(-time.Minute), Ready: true, MemoryBytes: 200 << 20, MemoryKnown: true},
+			{Name: "b", Started: at.Add(-time.Minute), Ready: true, MemoryBytes: 200 << 20, MemoryKnown: true},
+		}
+	}
 	for i := range 4 {
 		at := now.Add(time.Duration(i) * time.Minute)
-		d := Decide(Input{Pool: pool, Status: status, Observed: Observations{Workers: workers}, Now: at})
+		d := Decide(Input{Pool: pool, Status: status, Observed: Observations{Workers: workersAt(at)}, Now: at})
 		if d.Recycle == nil {
 			t.Fatalf("recycle %d: none", i+1)
 		}
@@ -119,7 +125,7 @@ func TestRecyclesInARowPastTwiceThePoolAreReportedAsALoop(t *testing.T) {
 	if got := status.LastRecycles[0].InARow; got != 4 {
 		t.Fatalf("inARow = %d, want 4", got)
 	}
-	d := Decide(Input{Pool: pool, Status: status, Observed: Observations{Workers: workers}, Now: now.Add(4 * time.Minute)})
+	d := Decide(Input{Pool: pool, Status: status, Observed: Observations{Workers: workersAt(now.Add(4 * time.Minute))}, Now: now.Add(4 * time.Minute)})
 	if d.Recycle != nil || d.Replicas != 2 {
 		t.Fatalf("a loop: recycle %+v, %d workers; want none, 2", d.Recycle, d.Replicas)
 	}
@@ -132,7 +138,8 @@ func TestRecyclesInARowPastTwiceThePoolAreReportedAsALoop(t *testing.T) {
 	}
 	// The window after the last recycle passes: recycling resumes, the
 	// condition goes.
-	d = Decide(Input{Pool: pool, Status: d.Status, Observed: Observations{Workers: workers}, Now: now.Add(3*time.Minute + recycleLoopWindow)})
+	after := now.Add(3*time.Minute + recycleLoopWindow)
+	d = Decide(Input{Pool: pool, Status: d.Status, Observed: Observations{Workers: workersAt(after)}, Now: after})
 	if d.Recycle == nil || meta.FindStatusCondition(d.Status.Conditions, v1.ConditionRecycling) != nil {
 		t.Errorf("after the window: recycle %+v, conditions %v", d.Recycle, d.Status.Conditions)
 	}
@@ -184,5 +191,14 @@ func TestScheduledTimesAreReadInTheSchedulesTimeZone(t *testing.T) {
 	early := time.Date(2026, 11, 25, 5, 10, 0, 0, time.UTC) // 00:10 in New York
 	if got, want := lastScheduled(s, early), time.Date(2026, 11, 25, 4, 30, 0, 0, time.UTC); !got.Equal(want) {
 		t.Errorf("last after midnight = %s, want %s", got.UTC(), want)
+	}
+}
+
+func TestAWorkerThatRanAWhileBeforeItsLimitStartsNoLoopCount(t *testing.T) {
+	pool := model.Pool{Name: "shop", Replicas: ptr.To[int32](1), Recycling: model.Recycling{Requests: 1000}}
+	d := Decide(Input{Pool: pool, Status: v1.AppPoolStatus{Phase: v1.PoolRunning},
+		Observed: Observations{Workers: []Worker{withRequests(worker("a", 30*time.Minute), 1000)}}, Now: now})
+	if d.Recycle == nil || d.Status.LastRecycles[0].InARow != 0 {
+		t.Fatalf("recycle %+v, inARow %d; want a recycle that is not quick (0)", d.Recycle, d.Status.LastRecycles[0].InARow)
 	}
 }

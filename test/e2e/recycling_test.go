@@ -1,0 +1,150 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"webfarm.dev/operator/test/e2e/framework"
+)
+
+// IIS PeriodicRestartRequests at 3,000 requests per worker; 200 requests/s
+// over two workers brings each to it in about 30 s.
+var recycleFarm = testAppPool("recycled", 2, "recycling: {requests: 3000}") +
+	oneRouteFarm("recycling", "recycling.example", "recycled")
+
+// Under 200 requests/s, each worker of a pool with a request limit is
+// recycled once it served that many requests: the replacement is Ready
+// before the old worker leaves (the pool never has fewer than two Ready
+// workers), and no request fails.
+func TestWorkersAreRecycledAfterTheirRequestLimitWithoutAFailedRequest(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cluster.Apply(t, ns, recycleFarm)
+	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/recycling", "apppool/recycled")
+	front := cluster.ServiceURL(t, ns, "recycling-frontend")
+	host := "Host: recycling.example"
+	framework.ExpectBody(t, time.Minute, front+"/", "app on recycled-", host)
+	selector := "app.kubernetes.io/component=pool,app.kubernetes.io/instance=recycled"
+	var originals []string
+	for _, p := range cluster.Pods(t, ns, selector) {
+		originals = append(originals, p.Name)
+	}
+
+	started := time.Now()
+	load := startLoad(front+"/", 200, host)
+	defer load.stop()
+	fewestReady := 2
+	framework.EventuallyEvery(t, 4*time.Minute, time.Second, func() error {
+		ready, left := 0, 0
+		for _, p := range cluster.Pods(t, ns, selector) {
+			if p.Ready == "True" && !p.Deleting {
+				ready++
+			}
+			if slices.Contains(originals, p.Name) {
+				left++
+			}
+		}
+		fewestReady = min(fewestReady, ready)
+		if left > 0 {
+			return fmt.Errorf("%d of the original workers %v still there (%d Ready workers)", left, originals, ready)
+		}
+		return nil
+	})
+	recycledIn := time.Since(started)
+	sent, failures := load.stop()
+	t.Logf("both original workers recycled %s after the load started; %d requests sent at 200/s, %d failed; fewest Ready workers seen: %d",
+		recycledIn.Round(time.Second), sent, len(failures), fewestReady)
+	if len(failures) > 0 {
+		t.Errorf("%d of %d requests failed while workers were recycled, first: %s", len(failures), sent, failures[0])
+	}
+	if fewestReady < 2 {
+		t.Errorf("the pool had %d Ready workers during a recycle; the replacement must be Ready first", fewestReady)
+	}
+
+	var status struct {
+		LastRecycles []struct{ Reason, Worker, Message string } `json:"lastRecycles"`
+	}
+	if err := json.Unmarshal([]byte(cluster.Run(t, "get", "apppool", "recycled", "-n", ns, "-o", "jsonpath={.status}")), &status); err != nil {
+		t.Fatal(err)
+	}
+	if len(status.LastRecycles) == 0 || status.LastRecycles[0].Reason != "Requests" {
+		t.Errorf("status.lastRecycles = %+v, want a Requests recycle", status.LastRecycles)
+	} else {
+		t.Logf("last recycle: %s: %s", status.LastRecycles[0].Worker, status.LastRecycles[0].Message)
+	}
+	events := cluster.Run(t, "get", "events", "-n", ns, "--field-selector", "reason=Recycled", "-o", "jsonpath={.items[*].message}")
+	for _, name := range originals {
+		if !strings.Contains(events, name) {
+			t.Errorf("no Recycled event names %s; events: %s", name, events)
+		}
+	}
+	expectPoolMetric(t, "webfarm_pool_recycles_total", ns, "recycled", ">= 2")
+}
+
+// load sends GETs at a fixed rate until stopped (at most five minutes),
+// each on its own goroutine with 2 s to answer (framework.HTTPGet), and keeps the failures.
+type load struct {
+	done     chan struct{}
+	once     sync.Once
+	wg       sync.WaitGroup
+	sent     atomic.Int64
+	mu       sync.Mutex
+	failures []string
+}
+
+func startLoad(url string, perSecond int, headers ...string) *load {
+	l := &load{done: make(chan struct{})}
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		tick := time.NewTicker(time.Second / time.Duration(perSecond))
+		defer tick.Stop()
+		bound := time.After(5 * time.Minute)
+		for {
+			select {
+			case <-l.done:
+				return
+			case <-bound:
+				return
+			case <-tick.C:
+			}
+			l.sent.Add(1)
+			l.wg.Add(1)
+			go func() {
+				defer l.wg.Done()
+				r, err := framework.HTTPGet(url, headers...)
+				var failure string
+				switch {
+				case err != nil:
+					failure = err.Error()
+				case r.Status != http.StatusOK:
+					failure = fmt.Sprintf("%d %q", r.Status, r.Body)
+				}
+				if failure != "" {
+					l.mu.Lock()
+					l.failures = append(l.failures, failure)
+					l.mu.Unlock()
+				}
+			}()
+		}
+	}()
+	return l
+}
+
+// stop ends the load (once), waits for the requests in flight and returns
+// the requests sent and the failures.
+func (l *load) stop() (int, []string) {
+	l.once.Do(func() { close(l.done) })
+	l.wg.Wait()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return int(l.sent.Load()), slices.Clone(l.failures)
+}
