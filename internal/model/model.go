@@ -314,6 +314,38 @@ type App struct {
 	Protocol AppProtocol
 	Args     []string
 	Env      []EnvVar // sorted by name
+	Volumes  []Volume // sorted by name
+}
+
+// VolumeKind is what an app's volume mounts.
+type VolumeKind string
+
+const (
+	VolumeSecret    VolumeKind = "Secret"
+	VolumeConfigMap VolumeKind = "ConfigMap"
+	VolumeClaim     VolumeKind = "PersistentVolumeClaim"
+)
+
+// Volume is a Secret, ConfigMap or PersistentVolumeClaim of the pool's
+// namespace mounted into the app container.
+type Volume struct {
+	Name      string
+	MountPath string
+	Kind      VolumeKind
+	// Object is the Secret's, ConfigMap's or claim's name.
+	Object string
+	// Optional: the app starts without the Secret or ConfigMap.
+	Optional bool
+	ReadOnly bool
+}
+
+// ReservedMountPaths are the app container's paths the pod mounts itself:
+// its writable /tmp, the API token's folder (under /var/run, which images
+// often link to /run), and what the kubelet and the runtime mount. An app's
+// volume may not be one of them, nor lie inside or above one.
+var ReservedMountPaths = []string{
+	"/tmp", "/dev", "/proc", "/sys", "/etc/hosts", "/etc/hostname", "/etc/resolv.conf",
+	"/var/run/secrets/kubernetes.io/serviceaccount", "/run/secrets/kubernetes.io/serviceaccount",
 }
 
 // AppProtocol is what the app speaks on its port.
