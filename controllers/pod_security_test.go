@@ -54,7 +54,11 @@ func TestGeneratedPodTemplatesPassTheAPIServersRestrictedPodSecurityCheck(t *tes
 	pool := model.Pool{Name: "shop", Namespace: ns, UID: "u2", Platform: platform, Replicas: ptrInt32(2),
 		CPUMilli: 500, MemoryBytes: 128 << 20, MaxConcurrentRequests: 100,
 		Content: model.Content{Source: model.ContentImage, Name: "registry.example.com/shop-content:1", ImagePath: "/content"},
-		App:     &model.App{Image: "registry.example.com/shop:1", Port: 3000},
+		App: &model.App{Image: "registry.example.com/shop:1", Port: 3000, Volumes: []model.Volume{
+			{Name: "db", MountPath: "/etc/shop/db", Kind: model.VolumeSecret, Object: "shop-db", ReadOnly: true},
+			{Name: "settings", MountPath: "/etc/shop/settings", Kind: model.VolumeConfigMap, Object: "shop-settings", ReadOnly: true},
+			{Name: "uploads", MountPath: "/srv/uploads", Kind: model.VolumeClaim, Object: "shop-uploads"},
+		}},
 		Health: model.HealthCheck{Path: "/", Interval: 30 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 3,
 			Pinging: true, PingInterval: 30 * time.Second, PingResponseTime: 90 * time.Second, StartupTimeLimit: 90 * time.Second, ShutdownTimeLimit: 90 * time.Second},
 		Rollout: model.Rollout{MaxSurge: 1}}
@@ -72,7 +76,7 @@ func TestGeneratedPodTemplatesPassTheAPIServersRestrictedPodSecurityCheck(t *tes
 		wantWarned bool
 	}{
 		{"the Envoy frontend is not warned about", k8s.Frontend(farm, []byte("{}")).Deployment, false},
-		{"a pool with image content and an app is not warned about", k8s.Pool(pool, "").Deployment, false},
+		{"a pool with image content and an app that mounts a Secret, a ConfigMap and a claim is not warned about", k8s.Pool(pool, "").Deployment, false},
 		{"a cache tier is not warned about", k8s.Cache(cache, "", "").Deployment, false},
 		{"a privileged pod, as a control, is warned about", privileged, true},
 	}

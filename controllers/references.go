@@ -23,18 +23,16 @@ const missingReferenceRecheck = 5 * time.Second
 
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get
 
-// missingContent says which object a pool's content names and the
-// namespace lacks ("" when it exists, or the content is an image). It reads
-// the API server only for a pool that has no workers yet or waits for its
-// content already: a pool that runs keeps running on what it mounted.
+// missingContent says which object a pool's content or app volumes name
+// and the namespace lacks ("" when all exist). A Secret is not looked for:
+// the operator reads no Secret, the kubelet does (a missing one keeps the
+// worker in ContainerCreating unless the volume is optional), nor an
+// optional ConfigMap. It reads the API server only for a pool that has no
+// workers yet or waits for its content already: a pool that runs keeps
+// running on what it mounted.
 func missingContent(ctx context.Context, cached, live client.Reader, pool *v1.AppPool, m model.Pool) (string, error) {
-	var obj client.Object
-	switch m.Content.Source {
-	case model.ContentConfigMap:
-		obj = &corev1.ConfigMap{}
-	case model.ContentClaim:
-		obj = &corev1.PersistentVolumeClaim{}
-	default:
+	refs := namedObjects(m)
+	if len(refs) == 0 {
 		return "", nil
 	}
 	if !waitsForContent(pool) {
@@ -43,11 +41,46 @@ func missingContent(ctx context.Context, cached, live client.Reader, pool *v1.Ap
 			return "", client.IgnoreNotFound(err)
 		}
 	}
-	err := live.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.Content.Name}, obj)
-	if apierrors.IsNotFound(err) {
-		return fmt.Sprintf("content %s %q does not exist in namespace %s; the pool starts once it does", m.Content.Source, m.Content.Name, m.Namespace), nil
+	for _, r := range refs {
+		err := live.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: r.name}, r.obj)
+		if apierrors.IsNotFound(err) {
+			return fmt.Sprintf("%s %q does not exist in namespace %s; the pool starts once it does", r.what, r.name, m.Namespace), nil
+		}
+		if err != nil {
+			return "", err
+		}
 	}
-	return "", err
+	return "", nil
+}
+
+// namedObject is an object a pool names that the operator may read.
+type namedObject struct {
+	what, name string
+	obj        client.Object
+}
+
+// namedObjects are the ConfigMaps and claims a pool's workers cannot start
+// without: its content's, then its app's non-optional volumes'.
+func namedObjects(m model.Pool) []namedObject {
+	var out []namedObject
+	switch m.Content.Source {
+	case model.ContentConfigMap:
+		out = append(out, namedObject{"content ConfigMap", m.Content.Name, &corev1.ConfigMap{}})
+	case model.ContentClaim:
+		out = append(out, namedObject{"content PersistentVolumeClaim", m.Content.Name, &corev1.PersistentVolumeClaim{}})
+	}
+	if m.App == nil {
+		return out
+	}
+	for _, v := range m.App.Volumes {
+		switch {
+		case v.Kind == model.VolumeConfigMap && !v.Optional:
+			out = append(out, namedObject{fmt.Sprintf("app volume %s: ConfigMap", v.Name), v.Object, &corev1.ConfigMap{}})
+		case v.Kind == model.VolumeClaim:
+			out = append(out, namedObject{fmt.Sprintf("app volume %s: PersistentVolumeClaim", v.Name), v.Object, &corev1.PersistentVolumeClaim{}})
+		}
+	}
+	return out
 }
 
 // waitsForContent: the pool's last verdict was a missing reference.

@@ -21,10 +21,20 @@ import (
 	"webfarm.dev/operator/internal/testutil"
 )
 
-func TestAPoolWhoseContentDoesNotExistSaysWhichAndStartsOnceItDoes(t *testing.T) {
+func TestAPoolWhoseContentOrVolumeDoesNotExistSaysWhichAndStartsOnceItDoes(t *testing.T) {
+	app := func(volumes ...v1.AppVolume) v1.AppContainer {
+		return v1.AppContainer{Image: "registry.example.com/docs:1", Port: 3000, Volumes: volumes}
+	}
+	claim := func(ns, name string) client.Object {
+		return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadOnlyMany},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		}}
+	}
 	for _, tt := range []struct {
 		name    string
 		content v1.Content
+		app     v1.AppContainer
 		message string
 		appear  func(ns string) client.Object
 	}{
@@ -40,19 +50,33 @@ func TestAPoolWhoseContentDoesNotExistSaysWhichAndStartsOnceItDoes(t *testing.T)
 			name:    "a content claim that does not exist",
 			content: v1.Content{PersistentVolumeClaim: v1.PersistentVolumeClaimContent{ClaimName: "docs-volume"}},
 			message: `content PersistentVolumeClaim "docs-volume" does not exist in namespace`,
+			appear:  func(ns string) client.Object { return claim(ns, "docs-volume") },
+		},
+		{
+			name: "a ConfigMap an app volume mounts that does not exist",
+			app: app(v1.AppVolume{Name: "settings", MountPath: "/etc/docs", ConfigMap: v1.ConfigMapVolume{Name: "docs-settings"}},
+				v1.AppVolume{Name: "maybe", MountPath: "/etc/maybe", ConfigMap: v1.ConfigMapVolume{Name: "docs-maybe", Optional: ptr.To(true)}},
+				v1.AppVolume{Name: "db", MountPath: "/etc/db", Secret: v1.SecretVolume{Name: "docs-db"}}),
+			message: `app volume settings: ConfigMap "docs-settings" does not exist in namespace`,
 			appear: func(ns string) client.Object {
-				return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "docs-volume"}, Spec: corev1.PersistentVolumeClaimSpec{
-					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadOnlyMany},
-					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
-				}}
+				return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "docs-settings"}, Data: map[string]string{"mode": "test"}}
 			},
+		},
+		{
+			name:    "a claim an app volume mounts that does not exist",
+			app:     app(v1.AppVolume{Name: "uploads", MountPath: "/srv/uploads", ReadOnly: ptr.To(false), PersistentVolumeClaim: v1.PersistentVolumeClaimContent{ClaimName: "docs-uploads"}}),
+			message: `app volume uploads: PersistentVolumeClaim "docs-uploads" does not exist in namespace`,
+			appear:  func(ns string) client.Object { return claim(ns, "docs-uploads") },
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			ns := newNamespace(t)
-			content := tt.content
-			pool := &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "docs"}, Spec: v1.AppPoolSpec{Content: &content, Replicas: ptr.To[int32](1)}}
+			pool := &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "docs"}, Spec: v1.AppPoolSpec{App: tt.app, Replicas: ptr.To[int32](1)}}
+			if tt.content != (v1.Content{}) {
+				content := tt.content
+				pool.Spec.Content = &content
+			}
 			if err := k8sClient.Create(ctx, pool); err != nil {
 				t.Fatal(err)
 			}
@@ -100,5 +124,59 @@ func TestAPoolWhoseContentDoesNotExistSaysWhichAndStartsOnceItDoes(t *testing.T)
 				t.Errorf("the pool took %s to start once its content appeared, want at most 10 s (it looks again every 5 s)", took)
 			}
 		})
+	}
+}
+
+// The operator reads no Secret: a pool whose app mounts one gets its
+// workers at once, and they mount it by name, read-only, as they do an
+// optional ConfigMap that does not exist (the kubelet decides about both).
+func TestAPoolsWorkersMountTheSecretsConfigMapsAndClaimsItNamesReadOnly(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	if err := k8sClient.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop-settings"}}); err != nil {
+		t.Fatal(err)
+	}
+	pool := &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"}, Spec: v1.AppPoolSpec{Replicas: ptr.To[int32](1),
+		App: v1.AppContainer{Image: "registry.example.com/shop:1", Port: 3000, Volumes: []v1.AppVolume{
+			{Name: "db", MountPath: "/etc/shop/db", Secret: v1.SecretVolume{Name: "shop-db"}},
+			{Name: "settings", MountPath: "/etc/shop/settings", ConfigMap: v1.ConfigMapVolume{Name: "shop-settings"}},
+			{Name: "extra", MountPath: "/etc/shop/extra", ConfigMap: v1.ConfigMapVolume{Name: "not-there", Optional: ptr.To(true)}},
+		}}}}
+	if err := k8sClient.Create(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	var d appsv1.Deployment
+	testutil.Eventually(t, timeout, func() error { return get(&d, ns, "shop-pool") })
+
+	want := map[string]string{
+		"app-db":       "secret shop-db optional false at /etc/shop/db",
+		"app-settings": "configMap shop-settings optional false at /etc/shop/settings",
+		"app-extra":    "configMap not-there optional true at /etc/shop/extra",
+	}
+	got := map[string]string{}
+	spec := d.Spec.Template.Spec
+	for _, c := range spec.Containers {
+		for _, m := range c.VolumeMounts {
+			if _, ok := want[m.Name]; !ok {
+				continue
+			}
+			if c.Name != "app" || !m.ReadOnly {
+				t.Errorf("container %s mounts %s read-only %v; want only the app, read-only", c.Name, m.Name, m.ReadOnly)
+			}
+			for _, v := range spec.Volumes {
+				switch {
+				case v.Name != m.Name:
+				case v.Secret != nil:
+					got[m.Name] = fmt.Sprintf("secret %s optional %v at %s", v.Secret.SecretName, *v.Secret.Optional, m.MountPath)
+				case v.ConfigMap != nil:
+					got[m.Name] = fmt.Sprintf("configMap %s optional %v at %s", v.ConfigMap.Name, *v.ConfigMap.Optional, m.MountPath)
+				}
+			}
+		}
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("volume %s: %q, want %q", name, got[name], w)
+		}
 	}
 }

@@ -340,6 +340,106 @@ type AppContainer struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=64
 	Env []EnvVar `json:"env,omitempty"`
+
+	// volumes are Secrets, ConfigMaps and PersistentVolumeClaims of the
+	// pool's namespace mounted into the application container, read-only
+	// unless a claim says otherwise. The kubelet mounts them by name: the
+	// operator reads no Secret.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(v, self.exists_one(w, w.mountPath == v.mountPath))",message="two volumes may not have the same mountPath"
+	Volumes []AppVolume `json:"volumes,omitempty"`
+}
+
+// AppVolume mounts one Secret, ConfigMap or PersistentVolumeClaim into the
+// application container.
+//
+// +kubebuilder:validation:XValidation:rule="[has(self.secret), has(self.configMap), has(self.persistentVolumeClaim)].filter(x, x).size() == 1",message="a volume needs exactly one of secret, configMap or persistentVolumeClaim"
+// +kubebuilder:validation:XValidation:rule="!has(self.readOnly) || self.readOnly || has(self.persistentVolumeClaim)",message="readOnly may be false only for a persistentVolumeClaim: Secrets and ConfigMaps are always mounted read-only"
+type AppVolume struct {
+	// name of the volume, unique within the pool (the pod's volume is
+	// "app-<name>").
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=59
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="a volume name must be a DNS label: lowercase letters, digits and dashes, starting and ending with a letter or digit"
+	Name string `json:"name,omitempty"`
+
+	// mountPath is the absolute path in the application container where the
+	// volume's files appear (a Secret's or ConfigMap's keys as file names).
+	// It may not be /tmp (the application's writable folder), the API
+	// token's folder, the kubelet's /etc/hosts, /etc/hostname and
+	// /etc/resolv.conf, or /dev, /proc and /sys, nor lie inside or above one
+	// of them.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=2
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('/')",message="mountPath must be an absolute path (start with /)"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z0-9._/-]*$')",message="mountPath may hold only letters, digits, '.', '_', '-' and '/'"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|/)[.][.]?(/|$)')",message="mountPath may not have '.' or '..' segments"
+	// +kubebuilder:validation:XValidation:rule="!self.contains('//') && !self.endsWith('/')",message="mountPath may not hold an empty segment or end with /"
+	// +kubebuilder:validation:XValidation:rule="!['/tmp', '/dev', '/proc', '/sys', '/etc/hosts', '/etc/hostname', '/etc/resolv.conf', '/var/run/secrets/kubernetes.io/serviceaccount', '/run/secrets/kubernetes.io/serviceaccount'].exists(p, self == p || self.startsWith(p + '/') || p.startsWith(self + '/'))",message="mountPath may not be, lie inside or contain a path the pod mounts itself: /tmp, /dev, /proc, /sys, /etc/hosts, /etc/hostname, /etc/resolv.conf, /var/run/secrets/kubernetes.io/serviceaccount"
+	MountPath string `json:"mountPath,omitempty"`
+
+	// readOnly mounts the volume read-only; only a persistentVolumeClaim may
+	// be mounted writable (false).
+	//
+	// +optional
+	// +default=true
+	ReadOnly *bool `json:"readOnly,omitempty"`
+
+	// secret mounts a Secret's keys as files.
+	//
+	// +optional
+	Secret SecretVolume `json:"secret,omitzero"`
+
+	// configMap mounts a ConfigMap's keys as files.
+	//
+	// +optional
+	ConfigMap ConfigMapVolume `json:"configMap,omitzero"`
+
+	// persistentVolumeClaim mounts a claim.
+	//
+	// +optional
+	PersistentVolumeClaim PersistentVolumeClaimContent `json:"persistentVolumeClaim,omitzero"`
+}
+
+// SecretVolume names a Secret in the pool's namespace.
+type SecretVolume struct {
+	// name of the Secret.
+	//
+	// +required
+	Name SecretName `json:"name,omitempty"`
+
+	// optional lets the application start while the Secret does not exist
+	// (the folder is then empty). Otherwise the worker waits for it in
+	// ContainerCreating: the operator cannot see that the Secret is
+	// missing, the pool stays Progressing and then says RolloutStalled.
+	//
+	// +optional
+	// +default=false
+	Optional *bool `json:"optional,omitempty"`
+}
+
+// ConfigMapVolume names a ConfigMap in the pool's namespace.
+type ConfigMapVolume struct {
+	// name of the ConfigMap.
+	//
+	// +required
+	Name ObjectName `json:"name,omitempty"`
+
+	// optional lets the application start while the ConfigMap does not
+	// exist (the folder is then empty); otherwise a new pool waits for it
+	// and says InvalidReference.
+	//
+	// +optional
+	// +default=false
+	Optional *bool `json:"optional,omitempty"`
 }
 
 // EnvVar is an environment variable: a value, or a key of a Secret or a

@@ -1250,6 +1250,267 @@ func TestManifestsThatAreRefused(t *testing.T) {
 			want: []string{"spec.app.env[0].valueFrom", "set exactly one of secretKeyRef and configMapKeyRef"},
 		},
 		{
+			name: "an app volume whose name is not a DNS label is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				    volumes:
+				    - {name: DB_Secret, mountPath: /etc/db, secret: {name: db}}
+			`,
+			want: []string{`spec.app.volumes[0].name`, `a volume name must be a DNS label`},
+		},
+		{
+			name: "an app volume name longer than 59 characters is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				    volumes:
+				    - {name: vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv, mountPath: /etc/db, secret: {name: db}}
+			`,
+			want: []string{`spec.app.volumes[0].name`, `may not be more than 59`},
+		},
+		{
+			name: "a relative mount path is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				    volumes:
+				    - {name: db, mountPath: etc/db, secret: {name: db}}
+			`,
+			want: []string{`spec.app.volumes[0].mountPath`, `mountPath must be an absolute path (start with /)`},
+		},
+		{
+			name: "a mount path with a dot-dot segment is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				    volumes:
+				    - {name: db, mountPath: /srv/../etc/shadow, secret: {name: db}}
+			`,
+			want: []string{`spec.app.volumes[0].mountPath`, `mountPath may not have '.' or '..' segments`},
+		},
+		{
+			name: "a mount path with a trailing slash or an empty segment is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				    volumes:
+				    - {name: a, mountPath: /etc/db/, secret: {name: db}}
+				    - {name: b, mountPath: /etc//db, secret: {name: db}}
+			`,
+			want: []string{`spec.app.volumes[0].mountPath`, `spec.app.volumes[1].mountPath`, `mountPath may not hold an empty segment or end with /`},
+		},
+		{
+			name: "a mount path over the app's writable /tmp is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				    volumes:
+				    - {name: a, mountPath: /tmp, secret: {name: db}}
+				    - {name: b, mountPath: /tmp/db, secret: {name: db}}
+			`,
+			want: []string{`spec.app.volumes[0].mountPath`, `spec.app.volumes[1].mountPath`, `mountPath may not be, lie inside or contain a path the pod mounts itself`},
+		},
+		{
+			name: "a mount path above the API token's folder is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				    volumes:
+				    - {name: db, mountPath: /var/run/secrets, secret: {name: db}}
+			`,
+			want: []string{`spec.app.volumes[0].mountPath`, `mountPath may not be, lie inside or contain a path the pod mounts itself`},
+		},
+		{
+			name: "a mount path over the kubelet's /etc/hosts or the kernel's /proc is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				    volumes:
+				    - {name: a, mountPath: /etc/hosts, configMap: {name: hosts}}
+				    - {name: b, mountPath: /proc/self, configMap: {name: hosts}}
+			`,
+			want: []string{`spec.app.volumes[0].mountPath`, `spec.app.volumes[1].mountPath`, `a path the pod mounts itself`},
+		},
+		{
+			name: "two app volumes with the same mount path are refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				    volumes:
+				    - {name: a, mountPath: /etc/db, secret: {name: db}}
+				    - {name: b, mountPath: /etc/db, configMap: {name: db}}
+			`,
+			want: []string{`spec.app.volumes`, `two volumes may not have the same mountPath`},
+		},
+		{
+			name: "two app volumes with the same name are refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				    volumes:
+				    - {name: db, mountPath: /etc/a, secret: {name: db}}
+				    - {name: db, mountPath: /etc/b, secret: {name: db}}
+			`,
+			want: []string{`spec.app.volumes[1]: Duplicate value: {"name":"db"}`},
+		},
+		{
+			name: "an app volume naming both a Secret and a ConfigMap is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				    volumes:
+				    - {name: db, mountPath: /etc/db, secret: {name: db}, configMap: {name: db}}
+			`,
+			want: []string{`spec.app.volumes[0]`, `a volume needs exactly one of secret, configMap or persistentVolumeClaim`},
+		},
+		{
+			name: "an app volume naming nothing to mount is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				    volumes:
+				    - {name: db, mountPath: /etc/db}
+			`,
+			want: []string{`spec.app.volumes[0]`, `a volume needs exactly one of secret, configMap or persistentVolumeClaim`},
+		},
+		{
+			name: "a writable Secret volume is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				    volumes:
+				    - {name: db, mountPath: /etc/db, readOnly: false, secret: {name: db}}
+			`,
+			want: []string{`spec.app.volumes[0]`, `readOnly may be false only for a persistentVolumeClaim`},
+		},
+		{
+			name: "a Secret name that is not a DNS subdomain is refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				    volumes:
+				    - {name: db, mountPath: /etc/db, secret: {name: Db_Password}}
+			`,
+			want: []string{`spec.app.volumes[0].secret.name`},
+		},
+		{
+			name: "seventeen app volumes are refused",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				    volumes:
+				    - {name: v0, mountPath: /etc/v0, configMap: {name: v0}}
+				    - {name: v1, mountPath: /etc/v1, configMap: {name: v1}}
+				    - {name: v2, mountPath: /etc/v2, configMap: {name: v2}}
+				    - {name: v3, mountPath: /etc/v3, configMap: {name: v3}}
+				    - {name: v4, mountPath: /etc/v4, configMap: {name: v4}}
+				    - {name: v5, mountPath: /etc/v5, configMap: {name: v5}}
+				    - {name: v6, mountPath: /etc/v6, configMap: {name: v6}}
+				    - {name: v7, mountPath: /etc/v7, configMap: {name: v7}}
+				    - {name: v8, mountPath: /etc/v8, configMap: {name: v8}}
+				    - {name: v9, mountPath: /etc/v9, configMap: {name: v9}}
+				    - {name: v10, mountPath: /etc/v10, configMap: {name: v10}}
+				    - {name: v11, mountPath: /etc/v11, configMap: {name: v11}}
+				    - {name: v12, mountPath: /etc/v12, configMap: {name: v12}}
+				    - {name: v13, mountPath: /etc/v13, configMap: {name: v13}}
+				    - {name: v14, mountPath: /etc/v14, configMap: {name: v14}}
+				    - {name: v15, mountPath: /etc/v15, configMap: {name: v15}}
+				    - {name: v16, mountPath: /etc/v16, configMap: {name: v16}}
+			`,
+			want: []string{`spec.app.volumes: Too many: 17: must have at most 16 items`},
+		},
+		{
 			name: "a pool state other than Started or Stopped is refused",
 			manifest: `
 				apiVersion: webfarm.dev/v1alpha1
@@ -2606,6 +2867,25 @@ func TestManifestsThatAreAccepted(t *testing.T) {
 			`,
 		},
 		{
+			name: "an app mounting a Secret, an optional ConfigMap and a writable claim at paths beside the pod's own is accepted",
+			manifest: `
+				apiVersion: webfarm.dev/v1alpha1
+				kind: AppPool
+				metadata:
+				  name: pool
+				spec:
+				  app:
+				    image: registry.example.com/shop:2.1
+				    port: 3000
+				    volumes:
+				    - {name: db, mountPath: /etc/shop/db, secret: {name: shop-db.example}}
+				    - {name: settings, mountPath: /etc/shop/settings, configMap: {name: shop-settings, optional: true}}
+				    - {name: uploads, mountPath: /var/shop/uploads, readOnly: false, persistentVolumeClaim: {claimName: shop-uploads}}
+				    - {name: tmpfiles, mountPath: /tmpfiles, configMap: {name: tmpfiles}}
+				    - {name: runtime, mountPath: /var/run/shop, configMap: {name: runtime}}
+			`,
+		},
+		{
 			name: "a CachePolicy whose largest object fills its memory and that sets Expires is accepted",
 			manifest: `
 				apiVersion: webfarm.dev/v1alpha1
@@ -2865,5 +3145,41 @@ func TestAPIServerFillsInIISDefaults(t *testing.T) {
 				t.Errorf("%s = %v (%T), want %v (%T)", tc.field, tc.got, tc.got, tc.want, tc.want)
 			}
 		})
+	}
+}
+
+// An app volume the user says nothing more of is read-only, and its Secret
+// or ConfigMap is not optional: the worker waits for it.
+func TestAnAppVolumeIsReadOnlyAndNotOptionalByDefault(t *testing.T) {
+	ns := newNamespace(t)
+	obj, err := apply(t, ns, `
+		apiVersion: webfarm.dev/v1alpha1
+		kind: AppPool
+		metadata:
+		  name: pool
+		spec:
+		  app:
+		    image: registry.example.com/shop:2.1
+		    port: 3000
+		    volumes:
+		    - {name: db, mountPath: /etc/db, secret: {name: db}}
+		    - {name: settings, mountPath: /etc/settings, configMap: {name: settings}}
+		    - {name: files, mountPath: /srv/files, persistentVolumeClaim: {claimName: files}}
+	`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pool v1.AppPool
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), &pool); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range pool.Spec.App.Volumes {
+		if v.ReadOnly == nil || !*v.ReadOnly {
+			t.Errorf("volume %s: readOnly %v, want true", v.Name, v.ReadOnly)
+		}
+	}
+	db, settings := pool.Spec.App.Volumes[0].Secret, pool.Spec.App.Volumes[1].ConfigMap
+	if db.Optional == nil || *db.Optional || settings.Optional == nil || *settings.Optional {
+		t.Errorf("optional: Secret %v, ConfigMap %v; want false for both", db.Optional, settings.Optional)
 	}
 }

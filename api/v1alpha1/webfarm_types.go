@@ -41,8 +41,9 @@ const (
 	AffinityCookie AffinityType = "Cookie"
 )
 
-// UnavailableResponse is how the frontend answers for a pool that cannot serve
-// (stopped by rapid-fail protection or the CPU monitor): the IIS metabase's
+// UnavailableResponse is how the frontend refuses a request for a pool that
+// cannot take it (stopped, without a ready worker, its queue full, an
+// on-demand start that timed out): the IIS metabase's
 // LoadBalancerCapabilities.
 //
 // +kubebuilder:validation:Enum=L7;L4
@@ -96,8 +97,11 @@ type WebFarmSpec struct {
 	// +default={}
 	SessionAffinity SessionAffinity `json:"sessionAffinity,omitzero"`
 
-	// unavailableResponse is how the frontend answers for a stopped pool: "L7"
-	// answers HTTP 503, "L4" resets the connection (for layer 4 balancers in front).
+	// unavailableResponse is how the frontend refuses a request for a pool
+	// that cannot take it (stopped, idle without on-demand start, without a
+	// ready worker, its queue full, or an on-demand start that timed out):
+	// "L7" answers HTTP 503, "L4" cuts the connection (for layer 4 balancers
+	// in front).
 	//
 	// +optional
 	// +default="L7"

@@ -67,9 +67,14 @@ func (a *Activator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	// The farm's unavailableResponse: L4 cuts the connection where L7 answers 503.
+	refuse := unavailable
+	if r.Header.Get(model.UnavailableResponseHeader) == model.UnavailableL4 {
+		refuse = cut
+	}
 	key := namespace + "/" + pool
 	if !a.admit(key) {
-		unavailable(w, QueueFullBody)
+		refuse(w, QueueFullBody)
 		return
 	}
 	defer a.leave(key)
@@ -79,7 +84,7 @@ func (a *Activator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	begun := time.Now()
 	worker, started, err := a.await(ctx, namespace, pool)
 	if err != nil {
-		unavailable(w, TimeoutBody)
+		refuse(w, TimeoutBody)
 		return
 	}
 	if started && a.ColdStart != nil {
@@ -165,6 +170,21 @@ func unavailable(w http.ResponseWriter, body string) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusServiceUnavailable)
 	_, _ = w.Write([]byte(body))
+}
+
+// cut answers the start of a response that never completes and closes the
+// connection (model.CutResponse): the frontend then aborts its client's
+// connection, as it does for a stopped pool in a farm with
+// unavailableResponse L4. Without a connection to take over it answers 503.
+func cut(w http.ResponseWriter, body string) {
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		unavailable(w, body)
+		return
+	}
+	defer conn.Close()
+	_, _ = buf.WriteString(model.CutResponse)
+	_ = buf.Flush()
 }
 
 // parsePool reads "namespace/name", both DNS labels.

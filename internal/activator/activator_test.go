@@ -3,6 +3,7 @@ package activator
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"webfarm.dev/operator/internal/model"
 )
 
 // pools is a pool whose worker becomes ready readyAfter its start.
@@ -139,5 +142,59 @@ func TestARequestThatNamesNoValidPoolIsRefused(t *testing.T) {
 		if w.Code != http.StatusBadRequest {
 			t.Errorf("%s %q: status %d, want 400", Header, v, w.Code)
 		}
+	}
+}
+
+// rawGet sends a GET for the pool over a connection of its own, as the
+// frontend does, and returns all it read until the activator closed.
+func rawGet(t *testing.T, addr string, headers ...string) string {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	req := "GET /cart HTTP/1.1\r\nHost: shop.example\r\nConnection: close\r\n" + Header + ": web/shop\r\n"
+	for _, h := range headers {
+		req += h + "\r\n"
+	}
+	if _, err := io.WriteString(conn, req+"\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatalf("reading the answer: %v (read %q)", err, got)
+	}
+	return string(got)
+}
+
+// With the farm's unavailableResponse L4 the activator cuts the connection
+// where it would answer 503, so the frontend cuts its client's too.
+func TestInL4ModeAPoolThatDoesNotStartInTimeGetsACutConnection(t *testing.T) {
+	tests := []struct {
+		name       string
+		mode       string
+		maxWaiting int
+		want       func(got string) bool
+	}{
+		{"in L4 mode the timed-out request gets the start of a response that never completes", model.UnavailableL4, 10,
+			func(got string) bool { return got == model.CutResponse }},
+		{"in L4 mode a request beyond the start queue gets the same", model.UnavailableL4, 0,
+			func(got string) bool { return got == model.CutResponse }},
+		{"in L7 mode the timed-out request gets the whole 503", model.UnavailableL7, 10,
+			func(got string) bool {
+				return strings.HasPrefix(got, "HTTP/1.1 503 Service Unavailable\r\n") && strings.HasSuffix(got, "\r\n\r\n"+TimeoutBody)
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &Activator{Pools: &pools{worker: worker(t), readyAfter: time.Hour}, Timeout: 200 * time.Millisecond, MaxWaiting: tt.maxWaiting, Poll: 20 * time.Millisecond}
+			s := httptest.NewServer(a)
+			t.Cleanup(s.Close)
+			if got := rawGet(t, strings.TrimPrefix(s.URL, "http://"), model.UnavailableResponseHeader+": "+tt.mode); !tt.want(got) {
+				t.Errorf("the activator answered %q", got)
+			}
+		})
 	}
 }

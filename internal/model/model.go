@@ -25,6 +25,25 @@ const QueuedAtHeader = "X-Webfarm-Queued-At"
 // that starts on demand); the frontend sets it, replacing any a client sent.
 const ActivateHeader = "X-Webfarm-Activate"
 
+// UnavailableResponseHeader tells the activator how the farm answers for a
+// pool that cannot serve ("L7" or "L4", the WebFarm's unavailableResponse):
+// the frontend sets it on the requests it sends there, replacing any a
+// client sent, and with L4 the activator cuts the connection (CutResponse)
+// where it would answer 503.
+const UnavailableResponseHeader = "X-Webfarm-Unavailable-Response"
+
+// Values of UnavailableResponseHeader, as the WebFarm API spells them.
+const (
+	UnavailableL7 = "L7"
+	UnavailableL4 = "L4"
+)
+
+// CutResponse is the start of a response that never completes: its
+// content-length promises a body that never comes. A frontend that gets it
+// from upstream can only abort its client's connection, which is how a
+// farm with unavailableResponse L4 refuses a request.
+const CutResponse = "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 1048576\r\n\r\n"
+
 // QueueTimeoutStatus is the status a worker answers a request that waited
 // past its pool's queue timeout; the frontend answers the client 503 in its
 // place. Never sent to clients, so an application's own 503s stay apart in
@@ -316,6 +335,38 @@ type App struct {
 	Protocol AppProtocol
 	Args     []string
 	Env      []EnvVar // sorted by name
+	Volumes  []Volume // sorted by name
+}
+
+// VolumeKind is what an app's volume mounts.
+type VolumeKind string
+
+const (
+	VolumeSecret    VolumeKind = "Secret"
+	VolumeConfigMap VolumeKind = "ConfigMap"
+	VolumeClaim     VolumeKind = "PersistentVolumeClaim"
+)
+
+// Volume is a Secret, ConfigMap or PersistentVolumeClaim of the pool's
+// namespace mounted into the app container.
+type Volume struct {
+	Name      string
+	MountPath string
+	Kind      VolumeKind
+	// Object is the Secret's, ConfigMap's or claim's name.
+	Object string
+	// Optional: the app starts without the Secret or ConfigMap.
+	Optional bool
+	ReadOnly bool
+}
+
+// ReservedMountPaths are the app container's paths the pod mounts itself:
+// its writable /tmp, the API token's folder (under /var/run, which images
+// often link to /run), and what the kubelet and the runtime mount. An app's
+// volume may not be one of them, nor lie inside or above one.
+var ReservedMountPaths = []string{
+	"/tmp", "/dev", "/proc", "/sys", "/etc/hosts", "/etc/hostname", "/etc/resolv.conf",
+	"/var/run/secrets/kubernetes.io/serviceaccount", "/run/secrets/kubernetes.io/serviceaccount",
 }
 
 // AppProtocol is what the app speaks on its port.

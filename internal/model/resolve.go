@@ -212,6 +212,61 @@ func keyRef(src *v1.EnvVarSource) *KeyRef {
 	}
 }
 
+// resolveVolumes checks an app's volumes again (the API server checks them
+// too): each names one object and mounts it at a path of its own, away from
+// the pod's own mounts.
+func resolveVolumes(in []v1.AppVolume, errs *errList) []Volume {
+	var out []Volume
+	paths := map[string]bool{}
+	for _, v := range in {
+		vol := Volume{Name: v.Name, MountPath: v.MountPath, ReadOnly: deref(v.ReadOnly, true)}
+		switch {
+		case v.Secret.Name != "":
+			vol.Kind, vol.Object, vol.Optional = VolumeSecret, string(v.Secret.Name), deref(v.Secret.Optional, false)
+		case v.ConfigMap.Name != "":
+			vol.Kind, vol.Object, vol.Optional = VolumeConfigMap, string(v.ConfigMap.Name), deref(v.ConfigMap.Optional, false)
+		case v.PersistentVolumeClaim.ClaimName != "":
+			vol.Kind, vol.Object = VolumeClaim, v.PersistentVolumeClaim.ClaimName
+		}
+		if n := len(slices.DeleteFunc([]string{string(v.Secret.Name), string(v.ConfigMap.Name), v.PersistentVolumeClaim.ClaimName},
+			func(s string) bool { return s == "" })); n != 1 {
+			errs.add(fmt.Sprintf("app.volumes %s: needs exactly one of secret, configMap or persistentVolumeClaim", v.Name))
+		}
+		if !vol.ReadOnly && vol.Kind != VolumeClaim {
+			errs.add(fmt.Sprintf("app.volumes %s: readOnly may be false only for a persistentVolumeClaim", v.Name))
+		}
+		if problem := mountPathProblem(v.MountPath); problem != "" {
+			errs.add(fmt.Sprintf("app.volumes %s: mountPath %q %s", v.Name, v.MountPath, problem))
+		}
+		if paths[v.MountPath] {
+			errs.add(fmt.Sprintf("app.volumes %s: two volumes may not have the same mountPath %q", v.Name, v.MountPath))
+		}
+		paths[v.MountPath] = true
+		out = append(out, vol)
+	}
+	slices.SortFunc(out, func(x, y Volume) int { return cmp.Compare(x.Name, y.Name) })
+	return out
+}
+
+// mountPathProblem says what is wrong with a volume's mount path ("" when
+// nothing is): the API's rules on AppVolume.mountPath.
+func mountPathProblem(p string) string {
+	switch {
+	case !strings.HasPrefix(p, "/") || p == "/":
+		return "is not an absolute path below /"
+	case strings.Trim(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._/-") != "":
+		return "may hold only letters, digits, '.', '_', '-' and '/'"
+	case slices.ContainsFunc(strings.Split(p[1:], "/"), func(s string) bool { return s == "" || s == "." || s == ".." }):
+		return "may not have empty, '.' or '..' segments"
+	}
+	for _, r := range ReservedMountPaths {
+		if p == r || strings.HasPrefix(p, r+"/") || strings.HasPrefix(r, p+"/") {
+			return "is, lies inside or contains " + r + ", which the pod mounts itself"
+		}
+	}
+	return ""
+}
+
 // ResolvePool turns an AppPool's spec into the model, applying defaults for
 // empty fields. It reads nothing of the pool's status: where the pool stands
 // (stopped, idle, the workers decided for it) is the caller's to add with
@@ -318,6 +373,7 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 			app.Env = append(app.Env, EnvVar{Name: e.Name, Value: e.Value, From: keyRef(e.ValueFrom)})
 		}
 		slices.SortFunc(app.Env, func(x, y EnvVar) int { return cmp.Compare(x.Name, y.Name) })
+		app.Volumes = resolveVolumes(a.Volumes, &errs)
 		out.App = app
 	}
 	if out.HTTP2() && out.OnDemandStart {

@@ -180,6 +180,58 @@ func TestResolve(t *testing.T) {
 			}
 			return err
 		}, ""},
+		{"an app's volumes mount Secrets, ConfigMaps and claims by name, read-only unless a claim says otherwise", func() error {
+			m, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "a", Port: 3000, Volumes: []v1.AppVolume{
+				{Name: "uploads", MountPath: "/srv/uploads", ReadOnly: ptr.To(false), PersistentVolumeClaim: v1.PersistentVolumeClaimContent{ClaimName: "uploads"}},
+				{Name: "db", MountPath: "/etc/db", Secret: v1.SecretVolume{Name: "db.example"}},
+				{Name: "settings", MountPath: "/etc/settings", ConfigMap: v1.ConfigMapVolume{Name: "settings", Optional: ptr.To(true)}},
+			}}}}, model.Platform{})
+			want := []model.Volume{
+				{Name: "db", MountPath: "/etc/db", Kind: model.VolumeSecret, Object: "db.example", ReadOnly: true},
+				{Name: "settings", MountPath: "/etc/settings", Kind: model.VolumeConfigMap, Object: "settings", Optional: true, ReadOnly: true},
+				{Name: "uploads", MountPath: "/srv/uploads", Kind: model.VolumeClaim, Object: "uploads"},
+			}
+			if err == nil && !reflect.DeepEqual(m.App.Volumes, want) {
+				t.Errorf("volumes %+v, want %+v", m.App.Volumes, want)
+			}
+			return err
+		}, ""},
+		{"a volume mounted over the app's /tmp never reaches the pod", func() error {
+			_, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "a", Port: 3000, Volumes: []v1.AppVolume{
+				{Name: "db", MountPath: "/tmp", Secret: v1.SecretVolume{Name: "db"}}}}}}, model.Platform{})
+			return err
+		}, `app.volumes db: mountPath "/tmp" is, lies inside or contains /tmp`},
+		{"a volume above the API token's folder never reaches the pod", func() error {
+			_, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "a", Port: 3000, Volumes: []v1.AppVolume{
+				{Name: "db", MountPath: "/var/run/secrets", Secret: v1.SecretVolume{Name: "db"}}}}}}, model.Platform{})
+			return err
+		}, `contains /var/run/secrets/kubernetes.io/serviceaccount`},
+		{"a volume path with a dot-dot segment never reaches the pod", func() error {
+			_, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "a", Port: 3000, Volumes: []v1.AppVolume{
+				{Name: "db", MountPath: "/srv/../etc", Secret: v1.SecretVolume{Name: "db"}}}}}}, model.Platform{})
+			return err
+		}, `mountPath "/srv/../etc" may not have empty, '.' or '..' segments`},
+		{"a relative volume path never reaches the pod", func() error {
+			_, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "a", Port: 3000, Volumes: []v1.AppVolume{
+				{Name: "db", MountPath: "etc/db", Secret: v1.SecretVolume{Name: "db"}}}}}}, model.Platform{})
+			return err
+		}, `mountPath "etc/db" is not an absolute path`},
+		{"two volumes at one path never reach the pod", func() error {
+			_, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "a", Port: 3000, Volumes: []v1.AppVolume{
+				{Name: "a", MountPath: "/etc/db", Secret: v1.SecretVolume{Name: "db"}},
+				{Name: "b", MountPath: "/etc/db", ConfigMap: v1.ConfigMapVolume{Name: "db"}}}}}}, model.Platform{})
+			return err
+		}, `app.volumes b: two volumes may not have the same mountPath "/etc/db"`},
+		{"a writable Secret volume is refused", func() error {
+			_, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "a", Port: 3000, Volumes: []v1.AppVolume{
+				{Name: "db", MountPath: "/etc/db", ReadOnly: ptr.To(false), Secret: v1.SecretVolume{Name: "db"}}}}}}, model.Platform{})
+			return err
+		}, `app.volumes db: readOnly may be false only for a persistentVolumeClaim`},
+		{"a volume naming both a Secret and a ConfigMap is refused", func() error {
+			_, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "a", Port: 3000, Volumes: []v1.AppVolume{
+				{Name: "db", MountPath: "/etc/db", Secret: v1.SecretVolume{Name: "db"}, ConfigMap: v1.ConfigMapVolume{Name: "db"}}}}}}, model.Platform{})
+			return err
+		}, `app.volumes db: needs exactly one of secret, configMap or persistentVolumeClaim`},
 		{"a pool with neither content nor app is refused", func() error {
 			_, err := model.ResolvePool(&v1.AppPool{}, model.Platform{})
 			return err

@@ -61,7 +61,12 @@ func manifest(kind, name, spec string) string {
 	return m
 }
 
-func farm(spec string) string            { return manifest("WebFarm", "farm", spec) }
+func farm(spec string) string { return manifest("WebFarm", "farm", spec) }
+
+// appVolumes is a pool named web whose app mounts the given volumes (flow style).
+func appVolumes(volumes string) string {
+	return pool(`{app: {image: registry.example.com/shop:2.1, port: 3000, volumes: [` + volumes + `]}}`)
+}
 func pool(spec string) string            { return manifest("AppPool", "web", spec) }
 func poolNamed(name, spec string) string { return manifest("AppPool", name, spec) }
 func cachePolicy(spec string) string     { return manifest("CachePolicy", "cache", spec) }
@@ -537,6 +542,48 @@ func hostileCases() []hostileCase {
 			name:      "an environment value longer than 4096 characters is refused",
 			manifests: []string{pool(`{app: {image: registry.example.com/shop:2.1, port: 3000, env: [{name: A, value: ` + strings.Repeat("v", 4097) + `}]}}`)},
 			refused:   []string{"spec.app.env[0].value: Too long: may not be more than 4096"},
+		},
+
+		// App volumes.
+		{
+			name:      "a volume mount path with a newline and nginx syntax is refused",
+			manifests: []string{appVolumes(`{name: db, mountPath: ` + q("/etc/db\n"+injection) + `, secret: {name: db}}`)},
+			refused:   []string{"spec.app.volumes[0].mountPath", "mountPath may hold only letters, digits"},
+		},
+		{
+			name:      "a volume mount path with a NUL byte or a Unicode line separator is refused",
+			manifests: []string{appVolumes(`{name: a, mountPath: ` + q("/etc/db\x00") + `, secret: {name: db}}, {name: b, mountPath: ` + q("/etc/\u2028db") + `, secret: {name: db}}`)},
+			refused:   []string{"spec.app.volumes[0].mountPath", "spec.app.volumes[1].mountPath", "mountPath may hold only letters, digits"},
+		},
+		{
+			name:      "a volume mount path that climbs out with dot-dot segments is refused",
+			manifests: []string{appVolumes(`{name: db, mountPath: /srv/../../var/run/secrets/kubernetes.io/serviceaccount, secret: {name: db}}`)},
+			refused:   []string{"spec.app.volumes[0].mountPath", "mountPath may not have '.' or '..' segments"},
+		},
+		{
+			name:      "a volume mounted over the root of the file system is refused",
+			manifests: []string{appVolumes(`{name: db, mountPath: /, secret: {name: db}}`)},
+			refused:   []string{invalid("spec.app.volumes[0].mountPath", "/"), "mountPath may not hold an empty segment or end with /"},
+		},
+		{
+			name:      "a volume mount path of 257 characters is refused",
+			manifests: []string{appVolumes(`{name: db, mountPath: /` + strings.Repeat("d", 256) + `, secret: {name: db}}`)},
+			refused:   []string{"spec.app.volumes[0].mountPath: Too long: may not be more than 256"},
+		},
+		{
+			name:      "a volume name with a newline and shell syntax is refused",
+			manifests: []string{appVolumes(`{name: ` + q("db\n$(id)") + `, mountPath: /etc/db, secret: {name: db}}`)},
+			refused:   []string{"spec.app.volumes[0].name", "a volume name must be a DNS label"},
+		},
+		{
+			name:      "a Secret name with a slash, to reach another namespace, is refused",
+			manifests: []string{appVolumes(`{name: db, mountPath: /etc/db, secret: {name: kube-system/bootstrap-token}}`)},
+			refused:   []string{invalid("spec.app.volumes[0].secret.name", "kube-system/bootstrap-token")},
+		},
+		{
+			name:      "a ConfigMap and a claim name with config syntax are refused",
+			manifests: []string{appVolumes(`{name: a, mountPath: /etc/a, configMap: {name: ` + q(injection) + `}}, {name: b, mountPath: /etc/b, persistentVolumeClaim: {claimName: ` + q("files\n") + `}}`)},
+			refused:   []string{"spec.app.volumes[0].configMap.name", namePattern, "spec.app.volumes[1].persistentVolumeClaim.claimName"},
 		},
 
 		// Names.

@@ -7,6 +7,8 @@
 //	GET /anything?delay=2s   answers after 2 s
 //	GET /anything?status=500 answers 500
 //	GET /anything?exit=1     exits the process with status 1 (a crash)
+//	GET /anything?env=NAME   answers "NAME=<the environment variable>"
+//	GET /anything?file=PATH  answers "PATH=<the file's contents>" (404 if it cannot be read)
 //	GET /anything?spin=30s   keeps a CPU busy for 30 s, then answers
 //	GET /anything?hang=1     hangs the process: this and every later request,
 //	                         /healthz too, waits until its client gives up
@@ -74,6 +76,16 @@ func app(stats *counters, hostname string) http.HandlerFunc {
 		if name := q.Get("env"); name != "" {
 			// What the pool gave the application (a value from a Secret, say).
 			fmt.Fprintf(w, "%s=%s\n", name, os.Getenv(name))
+			return
+		}
+		if path := q.Get("file"); path != "" {
+			// A file the pool mounted (a key of a Secret, say).
+			b, err := os.ReadFile(path)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusNotFound)
+				return
+			}
+			fmt.Fprintf(w, "%s=%s\n", path, b)
 			return
 		}
 		if q.Get("exit") != "" {

@@ -1,6 +1,7 @@
 package envoy
 
 import (
+	"slices"
 	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -31,12 +32,12 @@ func routedToActivator(f model.Farm, p model.Pool, b Backends) bool {
 	if !p.OnDemandStart || p.Stopped || scaledToZero || f.Platform.ActivatorPort == 0 {
 		return false
 	}
-	for _, e := range b[PoolCluster(p.Name)] {
-		if e.State == EndpointReady {
-			return false
-		}
-	}
-	return true
+	return !hasReadyWorker(p, b)
+}
+
+// hasReadyWorker: the pool has an endpoint Envoy may send a new request to.
+func hasReadyWorker(p model.Pool, b Backends) bool {
+	return slices.ContainsFunc(b[PoolCluster(p.Name)], func(e Endpoint) bool { return e.State == EndpointReady })
 }
 
 // unavailable: the pool can serve no request and nothing starts it (stopped,
@@ -55,9 +56,18 @@ func activatorRoute(f model.Farm, r model.Route) []*routev3.Route {
 		// Connection failures only: a request the activator took may have
 		// started the pool and must not be sent twice.
 		action.RetryPolicy = retryElsewhere("connect-failure,reset-before-request")
-		route.RequestHeadersToAdd = append(route.RequestHeadersToAdd, setHeader(model.ActivateHeader, f.Namespace+"/"+r.Pool))
+		route.RequestHeadersToAdd = append(route.RequestHeadersToAdd, setHeader(model.ActivateHeader, f.Namespace+"/"+r.Pool),
+			setHeader(model.UnavailableResponseHeader, unavailableResponse(f)))
 	}
 	return out
+}
+
+// unavailableResponse is the farm's unavailableResponse, as the API spells it.
+func unavailableResponse(f model.Farm) string {
+	if f.RejectWithReset {
+		return model.UnavailableL4
+	}
+	return model.UnavailableL7
 }
 
 // activatorCluster reaches the operator's activator through its Service.

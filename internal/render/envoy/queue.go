@@ -16,6 +16,7 @@ import (
 	directresponsev3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/direct_response/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	localresponsepolicyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/custom_response/local_response_policy/v3"
+	redirectpolicyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/custom_response/redirect_policy/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -170,43 +171,100 @@ func stoppedPoolRoute(r model.Route) *routev3.Route {
 	}
 }
 
-// Connection resets for a stopped pool (the farm's unavailableResponse L4,
-// IIS's LoadBalancerCapabilities 1): Envoy has no route action that resets
-// the client's connection, so the stopped pool's routes go to a cluster whose
-// only endpoint is a listener of the same Envoy that answers the start of a
-// response and closes. Envoy then aborts the client's connection instead of
-// answering: a layer 4 balancer in front sees the connection fail.
+// Connection resets (the farm's unavailableResponse L4, IIS's
+// LoadBalancerCapabilities 1): where HTTP.sys would answer 503 (a stopped
+// pool, a full queue, a pool without a ready worker, an on-demand start that
+// timed out), a farm behind a layer 4 balancer cuts the connection instead.
+// Envoy has no route action that resets the client's connection, so such
+// requests go to a cluster whose only endpoint is a listener of the same
+// Envoy that answers the start of a response and closes (model.CutResponse).
+// Envoy then aborts the client's connection before the response completes:
+// the client gets no answer it can use, and a layer 4 balancer in front sees
+// the connection fail.
 const (
-	abortName = "unavailable-l4"
-	abortPort = 19002
-	// abortBytes promise a body that never comes, so the response can never
-	// complete.
-	abortBytes = "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 1048576\r\n\r\n"
+	// AbortCluster is the cluster (and listener) that cuts every response short.
+	AbortCluster = "unavailable-l4"
+	// AbortPort is its listener's port, on loopback.
+	AbortPort = 19002
+	// abortHost is the host of the virtual host that routes to it, where
+	// the frontend redirects its own refusals: an address of IPv6's
+	// discard-only prefix (RFC 6666), which no site's host name can be.
+	abortHost = "[100::]"
+	// abortVirtualHostName cannot be a site's name (a DNS label).
+	abortVirtualHostName = "webfarm_unavailable_l4"
 )
 
 // abortListener is the loopback listener that cuts every response short.
 func abortListener() *listenerv3.Listener {
 	return &listenerv3.Listener{
-		Name:    abortName,
-		Address: socketAddress("127.0.0.1", abortPort),
+		Name:    AbortCluster,
+		Address: socketAddress("127.0.0.1", AbortPort),
 		FilterChains: []*listenerv3.FilterChain{{
 			Filters: []*listenerv3.Filter{{
 				Name: "envoy.filters.network.direct_response",
 				ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(&directresponsev3.Config{
-					Response: &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: abortBytes}},
+					Response: &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: model.CutResponse}},
 				})},
 			}},
 		}},
 	}
 }
 
-// stoppedPoolRouteL4 sends a stopped pool's route to the aborting listener,
-// without retries.
-func stoppedPoolRouteL4(r model.Route) *routev3.Route {
+// resetRoute sends a route to the aborting listener, without retries: the
+// routes of a stopped pool, and of a pool without a ready worker that does
+// not start on demand.
+func resetRoute(prefix string) *routev3.Route {
 	return &routev3.Route{
-		Match: prefixMatch(r.PathPrefix),
+		Match: prefixMatch(prefix),
 		Action: &routev3.Route_Route{Route: &routev3.RouteAction{
-			ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: abortName},
+			ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: AbortCluster},
 		}},
+	}
+}
+
+// abortVirtualHost takes the frontend's own refusals that resetFilter
+// redirects.
+func abortVirtualHost() *routev3.VirtualHost {
+	return &routev3.VirtualHost{Name: abortVirtualHostName, Domains: []string{abortHost}, Routes: []*routev3.Route{resetRoute("/")}}
+}
+
+// resetFilter turns the frontend's own 503s for a pool's queue (a full
+// queue, and a pool whose workers all went away before its routes changed:
+// localReplies marks both QueueRejected) into a cut connection, by
+// redirecting the request internally to abortVirtualHost. Envoy redirects
+// only a request it has read whole: one whose body had not all arrived when
+// the queue refused it still gets the 503.
+func resetFilter() *hcmv3.HttpFilter {
+	return &hcmv3.HttpFilter{
+		Name: "webfarm.unavailable_l4",
+		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&customresponsev3.CustomResponse{
+			CustomResponseMatcher: &xdsmatcherv3.Matcher{
+				MatcherType: &xdsmatcherv3.Matcher_MatcherList_{MatcherList: &xdsmatcherv3.Matcher_MatcherList{
+					Matchers: []*xdsmatcherv3.Matcher_MatcherList_FieldMatcher{{
+						Predicate: &xdsmatcherv3.Matcher_MatcherList_Predicate{
+							MatchType: &xdsmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
+								SinglePredicate: &xdsmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
+									Input: &xdscorev3.TypedExtensionConfig{
+										Name:        "queue",
+										TypedConfig: mustAny(&matcherv3.HttpResponseHeaderMatchInput{HeaderName: queueKey}),
+									},
+									Matcher: &xdsmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{
+										ValueMatch: &xdsmatcherv3.StringMatcher{MatchPattern: &xdsmatcherv3.StringMatcher_Exact{Exact: QueueRejected}},
+									},
+								},
+							},
+						},
+						OnMatch: &xdsmatcherv3.Matcher_OnMatch{OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{
+							Action: &xdscorev3.TypedExtensionConfig{
+								Name: "reset",
+								TypedConfig: mustAny(&redirectpolicyv3.RedirectPolicy{
+									RedirectActionSpecifier: &redirectpolicyv3.RedirectPolicy_Uri{Uri: "http://" + abortHost + "/"},
+								}),
+							},
+						}},
+					}},
+				}},
+			},
+		})},
 	}
 }

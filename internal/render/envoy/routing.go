@@ -94,7 +94,7 @@ func FarmRouting(f model.Farm, pools map[string]model.Pool, b Backends) (Routing
 	if f.RejectWithReset {
 		r.Listeners = append(r.Listeners, abortListener())
 		// A static cluster: its endpoint is in it, not in an EDS resource.
-		r.Clusters = append(r.Clusters, staticCluster(abortName, "127.0.0.1", abortPort))
+		r.Clusters = append(r.Clusters, staticCluster(AbortCluster, "127.0.0.1", AbortPort))
 	}
 	// Cache clusters sort before pool clusters ("cache/" < "pool/"); the
 	// farm's lists are sorted.
@@ -195,6 +195,10 @@ func farmHCM(f model.Farm, queueTimeouts bool) *hcmv3.HttpConnectionManager {
 	if f.Frontend.Compression {
 		filters = append(filters, compressionFilters()...)
 	}
+	if f.RejectWithReset {
+		// Next to the router: the first to see its refusals.
+		filters = append(filters, resetFilter())
+	}
 	return &hcmv3.HttpConnectionManager{
 		StatPrefix: "farm",
 		// HTTP/1.1, HTTP/2 without TLS (prior knowledge), and HTTP/2 where
@@ -252,6 +256,9 @@ func routeConfig(f model.Farm, pools map[string]model.Pool, b Backends) *routev3
 		}
 		rc.VirtualHosts = append(rc.VirtualHosts, siteVirtualHost(f, pools, b, s))
 	}
+	if f.RejectWithReset {
+		rc.VirtualHosts = append(rc.VirtualHosts, abortVirtualHost())
+	}
 	return rc
 }
 
@@ -280,15 +287,16 @@ func siteVirtualHost(f model.Farm, pools map[string]model.Pool, b Backends, s mo
 // siteRoutes are the Envoy routes of one of a site's routes. Those of a pool
 // without a ready worker that starts on demand go to the activator; those
 // of a stopped pool (or an idle one that does not start on demand) are
-// answered by the frontend itself. A pool whose workers take HTTP/2 has no
-// WebSocket route.
+// answered by the frontend itself, and in L4 mode so are those of a pool
+// without a ready worker (whose requests would get 503). A pool whose
+// workers take HTTP/2 has no WebSocket route.
 func siteRoutes(f model.Farm, pools map[string]model.Pool, b Backends, r model.Route) []*routev3.Route {
 	pool, known := pools[r.Pool]
 	switch {
 	case known && routedToActivator(f, pool, b):
 		return activatorRoute(f, r)
-	case unavailable(f, pool) && f.RejectWithReset:
-		return []*routev3.Route{stoppedPoolRouteL4(r)}
+	case f.RejectWithReset && (unavailable(f, pool) || (known && !hasReadyWorker(pool, b))):
+		return []*routev3.Route{resetRoute(r.PathPrefix)}
 	case unavailable(f, pool):
 		return []*routev3.Route{stoppedPoolRoute(r)}
 	}

@@ -73,7 +73,11 @@ func TestFarmRouting(t *testing.T) {
 		{"a farm routes each site's hosts and prefixes to its pools and cache tiers, each frontend enforcing its share of the queues", "routing.json", contoso(), contosoBackends(), "", "", nil},
 		{"a pool without endpoints has a cluster with no endpoints", "routing-no-endpoints.json", noEndpoints, nil, "", "", nil},
 		{"a stopped pool's routes are answered 503 by the frontend, the others still routed", "routing-stopped.json", contoso(), contosoBackends(), "images", "", nil},
-		{"in L4 mode a stopped pool's routes go to a listener that aborts the response", "routing-stopped-l4.json", l4, contosoBackends(), "images", "", nil},
+		{"in L4 mode a stopped pool's routes go to a listener that aborts the response, and so do the frontend's refusals for a full queue", "routing-stopped-l4.json", l4, contosoBackends(), "images", "", nil},
+		{"in L4 mode the routes of a pool without a ready worker that does not start on demand go to the aborting listener", "routing-no-worker-l4.json", l4, contosoBackends(), "", "",
+			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
+				b[PoolCluster("images")] = []Endpoint{{Address: "10.244.0.21", Port: 8080, State: EndpointDraining}}
+			}},
 		{"cookie affinity gives each pool and cache tier a cookie of its own and lets sticky clients reach draining workers", "routing-cookie.json",
 			withAffinity(model.Affinity{Type: model.AffinityCookie, CookieName: "CONTOSO_AFFINITY", CookieTTL: time.Hour}), contosoBackends(), "", "", nil},
 		{"client IP affinity hashes the source address onto a Maglev ring", "routing-client-ip.json",

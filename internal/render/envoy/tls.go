@@ -247,6 +247,9 @@ func httpsRouteConfig(f model.Farm, pools map[string]model.Pool, b Backends) (*r
 		}
 		rc.VirtualHosts = append(rc.VirtualHosts, vh)
 	}
+	if f.RejectWithReset {
+		rc.VirtualHosts = append(rc.VirtualHosts, abortVirtualHost())
+	}
 	return rc, nil
 }
 

@@ -3,7 +3,7 @@ package k8s_test
 import (
 	"bytes"
 	"encoding/json"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
 	"sigs.k8s.io/yaml"
@@ -56,6 +57,10 @@ func pool() model.Pool {
 			{Name: "DB_PASSWORD", From: &model.KeyRef{Secret: true, Name: "catalog-db", Key: "password"}},
 			{Name: "MODE", Value: "production"},
 			{Name: "REGION", From: &model.KeyRef{Name: "catalog-settings", Key: "region", Optional: true}},
+		}, Volumes: []model.Volume{
+			{Name: "credentials", MountPath: "/etc/catalog/credentials", Kind: model.VolumeSecret, Object: "catalog-db", ReadOnly: true},
+			{Name: "settings", MountPath: "/etc/catalog/settings", Kind: model.VolumeConfigMap, Object: "catalog-settings", Optional: true, ReadOnly: true},
+			{Name: "uploads", MountPath: "/var/catalog/uploads", Kind: model.VolumeClaim, Object: "catalog-uploads"},
 		}},
 		Health: model.HealthCheck{Path: "/health", Interval: 30 * time.Second, Timeout: 5 * time.Second, FailureThreshold: 3,
 			Pinging: true, PingInterval: 30 * time.Second, PingResponseTime: 90 * time.Second, StartupTimeLimit: 90 * time.Second, ShutdownTimeLimit: 90 * time.Second},
@@ -106,7 +111,7 @@ func TestObjects(t *testing.T) {
 	}{
 		{"a farm gets an Envoy Deployment, its bootstrap, a Service and a ServiceAccount", "frontend.yaml", []any{fe.ServiceAccount, fe.ConfigMap, fe.Service, fe.Deployment}},
 		{"a farm with HTTPS sites mounts each site's Secret, optional and read-only, and opens an https port", "frontend-tls.yaml", []any{tls.ConfigMap, tls.Service, tls.Deployment}},
-		{"a pool gets nginx workers with its app (environment from values, a Secret and a ConfigMap), content, Service, disruption budget and identity", "pool.yaml", []any{p.ServiceAccount, p.ConfigMap, p.Service, p.Deployment, p.PodDisruptionBudget}},
+		{"a pool gets nginx workers with its app (environment from values, a Secret and a ConfigMap; a Secret, a ConfigMap and a writable claim mounted), content, Service, disruption budget and identity", "pool.yaml", []any{p.ServiceAccount, p.ConfigMap, p.Service, p.Deployment, p.PodDisruptionBudget}},
 		{"a pool whose app speaks gRPC takes HTTP/2 on its Service's port and is ready when the app answers gRPC health checks", "pool-grpc.yaml", []any{g.Deployment}},
 		{"a pool whose app speaks HTTP/2 is pinged through nginx's HTTP/1.1 port", "pool-http2.yaml", []any{h2.Deployment}},
 		{"a pool without an app is pinged by a request for its content from nginx", "pool-static.yaml", []any{static.Deployment}},
@@ -136,7 +141,7 @@ func TestPodsMeetTheRestrictedPodSecurityStandard(t *testing.T) {
 	}{
 		{"the Envoy frontend", k8s.Frontend(farm(), nil).Deployment},
 		{"the Envoy frontend with HTTPS sites", k8s.Frontend(tlsFarm(), nil).Deployment},
-		{"a pool with image content and an app", k8s.Pool(pool(), "").Deployment},
+		{"a pool with image content and an app that mounts a Secret, a ConfigMap and a writable claim", k8s.Pool(pool(), "").Deployment},
 		{"a pool serving a ConfigMap", k8s.Pool(withConfigMap, "").Deployment},
 		{"a pool serving a volume claim", k8s.Pool(withClaim, "").Deployment},
 		{"a cache tier", k8s.Cache(cache(), "", "").Deployment},
@@ -197,6 +202,79 @@ func TestAPoolsWorkersRunAsItsOwnServiceAccountWithATokenOnlyWhenAsked(t *testin
 			t.Errorf("mountAPIToken %v: the pod mounts the token %v, the ServiceAccount %v", mount, *spec.AutomountServiceAccountToken, *objs.ServiceAccount.AutomountServiceAccountToken)
 		}
 	}
+}
+
+func TestAnAppMountsTheVolumesItNamesByNameReadOnlyUnlessAClaimSaysOtherwise(t *testing.T) {
+	p := pool()
+	p.App.Volumes[2].ReadOnly = true
+	readOnlyClaim := k8s.Pool(p, "").Deployment.Spec.Template.Spec
+	writable := k8s.Pool(pool(), "").Deployment.Spec.Template.Spec
+
+	tests := []struct {
+		name     string
+		spec     *corev1ac.PodSpecApplyConfiguration
+		volume   string
+		path     string
+		readOnly bool
+		source   func(v *corev1ac.VolumeApplyConfiguration) string
+	}{
+		{"a Secret is mounted by its name, read-only", writable, "app-credentials", "/etc/catalog/credentials", true,
+			func(v *corev1ac.VolumeApplyConfiguration) string {
+				return fmt.Sprintf("secret %s optional %v", deref(v.Secret.SecretName), deref(v.Secret.Optional))
+			}},
+		{"an optional ConfigMap is mounted by its name, read-only", writable, "app-settings", "/etc/catalog/settings", true,
+			func(v *corev1ac.VolumeApplyConfiguration) string {
+				return fmt.Sprintf("configMap %s optional %v", deref(v.ConfigMap.Name), deref(v.ConfigMap.Optional))
+			}},
+		{"a claim marked writable is mounted writable", writable, "app-uploads", "/var/catalog/uploads", false,
+			func(v *corev1ac.VolumeApplyConfiguration) string {
+				return fmt.Sprintf("claim %s readOnly %v", deref(v.PersistentVolumeClaim.ClaimName), deref(v.PersistentVolumeClaim.ReadOnly))
+			}},
+		{"a read-only claim is mounted read-only", readOnlyClaim, "app-uploads", "/var/catalog/uploads", true,
+			func(v *corev1ac.VolumeApplyConfiguration) string {
+				return fmt.Sprintf("claim %s readOnly %v", deref(v.PersistentVolumeClaim.ClaimName), deref(v.PersistentVolumeClaim.ReadOnly))
+			}},
+	}
+	want := map[string]string{
+		"app-credentials": "secret catalog-db optional false",
+		"app-settings":    "configMap catalog-settings optional true",
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			i := slices.IndexFunc(tt.spec.Volumes, func(v corev1ac.VolumeApplyConfiguration) bool { return *v.Name == tt.volume })
+			if i < 0 {
+				t.Fatalf("the pod has no volume %s", tt.volume)
+			}
+			w, ok := want[tt.volume]
+			if !ok {
+				w = fmt.Sprintf("claim catalog-uploads readOnly %v", tt.readOnly)
+			}
+			if got := tt.source(&tt.spec.Volumes[i]); got != w {
+				t.Errorf("volume %s is %q, want %q", tt.volume, got, w)
+			}
+			for _, c := range tt.spec.Containers {
+				for _, m := range c.VolumeMounts {
+					if *m.Name != tt.volume {
+						continue
+					}
+					if *c.Name != "app" || *m.MountPath != tt.path || deref(m.ReadOnly) != tt.readOnly {
+						t.Errorf("container %s mounts %s at %s read-only %v; want the app at %s read-only %v",
+							*c.Name, tt.volume, *m.MountPath, deref(m.ReadOnly), tt.path, tt.readOnly)
+					}
+					return
+				}
+			}
+			t.Errorf("no container mounts %s", tt.volume)
+		})
+	}
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 func TestAConfigChangeChangesThePodTemplateHash(t *testing.T) {

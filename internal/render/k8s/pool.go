@@ -97,6 +97,11 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 		for _, e := range a.Env {
 			app = app.WithEnv(envVar(e))
 		}
+		for _, v := range a.Volumes {
+			volumes = append(volumes, appVolume(v))
+			app = app.WithVolumeMounts(corev1ac.VolumeMount().WithName(appVolumePrefix + v.Name).
+				WithMountPath(v.MountPath).WithReadOnly(v.ReadOnly))
+		}
 		containers = append(containers, app)
 	}
 
@@ -141,6 +146,24 @@ func envVar(e model.EnvVar) *corev1ac.EnvVarApplyConfiguration {
 	default:
 		return v.WithValueFrom(corev1ac.EnvVarSource().WithConfigMapKeyRef(
 			corev1ac.ConfigMapKeySelector().WithName(r.Name).WithKey(r.Key).WithOptional(r.Optional)))
+	}
+}
+
+// appVolumePrefix keeps the names of an app's volumes apart from the
+// pod's own (config, tmp, content).
+const appVolumePrefix = "app-"
+
+// appVolume is the pod volume of an app's volume: the object by name, for
+// the kubelet to read (the operator reads no Secret).
+func appVolume(v model.Volume) *corev1ac.VolumeApplyConfiguration {
+	vol := corev1ac.Volume().WithName(appVolumePrefix + v.Name)
+	switch v.Kind {
+	case model.VolumeSecret:
+		return vol.WithSecret(corev1ac.SecretVolumeSource().WithSecretName(v.Object).WithOptional(v.Optional))
+	case model.VolumeConfigMap:
+		return vol.WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(v.Object).WithOptional(v.Optional))
+	default:
+		return vol.WithPersistentVolumeClaim(corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(v.Object).WithReadOnly(v.ReadOnly))
 	}
 }
 

@@ -29,16 +29,17 @@ import (
 )
 
 // Ports are a frontend's ports on this host: the farm's traffic, the status
-// listener (ready, metrics) and the admin interface.
+// listener (ready, metrics), the admin interface and the listener that cuts
+// responses short (farms with unavailableResponse L4).
 type Ports struct {
-	HTTP, HTTPS, Status, Admin int
+	HTTP, HTTPS, Status, Admin, Abort int
 }
 
 // Localize moves the frontend's listeners and admin interface from the pod's
 // ports to loopback ports and drops the xDS cluster, which a static
 // bootstrap does not use.
 func Localize(b *bootstrapv3.Bootstrap, p Ports) error {
-	ports := map[uint32]int{envoy.HTTPPort: p.HTTP, envoy.HTTPSPort: p.HTTPS, envoy.StatusPort: p.Status, envoy.AdminPort: p.Admin}
+	ports := map[uint32]int{envoy.HTTPPort: p.HTTP, envoy.HTTPSPort: p.HTTPS, envoy.StatusPort: p.Status, envoy.AdminPort: p.Admin, envoy.AbortPort: p.Abort}
 	move := func(a *corev3.Address) error {
 		sa := a.GetSocketAddress()
 		port, ok := ports[sa.GetPortValue()]
@@ -65,7 +66,7 @@ func Localize(b *bootstrapv3.Bootstrap, p Ports) error {
 			return fmt.Errorf("cluster %s has no endpoints", c.Name)
 		case c.GetType() == clusterv3.Cluster_STRICT_DNS:
 			continue // the xDS server's cluster
-		case c.Name == "admin":
+		case c.Name == "admin" || c.Name == envoy.AbortCluster:
 			for _, e := range c.LoadAssignment.Endpoints[0].LbEndpoints {
 				if err := move(e.GetEndpoint().Address); err != nil {
 					return err
@@ -97,11 +98,11 @@ func Start(envoyBin, dir string, f model.Farm, r envoy.Routing) (*Frontend, erro
 	if err != nil {
 		return nil, err
 	}
-	free, err := testutil.FreePorts(4)
+	free, err := testutil.FreePorts(5)
 	if err != nil {
 		return nil, err
 	}
-	ports := Ports{HTTP: free[0], Status: free[1], Admin: free[2], HTTPS: free[3]}
+	ports := Ports{HTTP: free[0], Status: free[1], Admin: free[2], HTTPS: free[3], Abort: free[4]}
 	if err := Localize(b, ports); err != nil {
 		return nil, err
 	}
