@@ -368,22 +368,13 @@ func startFrontend(ctx context.Context, o options, farm model.Farm, pool model.P
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	tlsSites := farm.TLSSites()
-	if len(tlsSites) > 0 {
-		// The pod's config and Secret directories, moved into dir.
-		conf = []byte(localenvoy.LocalPaths(dir, string(conf)))
-		if err := localenvoy.WriteCertConfig(dir, farm); err != nil {
-			return nil, err
-		}
-		for _, s := range tlsSites {
-			if err := cert.writeSecretVolume(dir, s.Name); err != nil {
-				return nil, err
-			}
-		}
+	if conf, err = writeCertificates(dir, farm, conf, cert); err != nil {
+		return nil, err
 	}
 	if err := os.WriteFile(path, conf, 0o644); err != nil {
 		return nil, err
 	}
+	tlsSites := farm.TLSSites()
 	s, err := benchkit.StartServer("envoy", filepath.Join(dir, "envoy.log"), o.hopCPUs, append([]string{o.envoy}, f.args...)...)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -65,6 +66,29 @@ func (c *certificate) writeSecretVolume(dir, site string) error {
 		}
 	}
 	return os.Symlink(filepath.Base(version), filepath.Join(certDir, "..data"))
+}
+
+// writeCertificates gives a farm's TLS sites their certificate in dir: the
+// rendered SDS files, and the certificate where they name it. It returns
+// the bootstrap with the pod's config and Secret directories moved into
+// dir; a farm without TLS keeps it unchanged.
+func writeCertificates(dir string, farm model.Farm, bootstrap []byte, cert *certificate) ([]byte, error) {
+	sites := farm.TLSSites()
+	if len(sites) == 0 {
+		return bootstrap, nil
+	}
+	if cert == nil {
+		return nil, errors.New("a farm with TLS sites needs a certificate")
+	}
+	if err := localenvoy.WriteCertConfig(dir, farm); err != nil {
+		return nil, err
+	}
+	for _, s := range sites {
+		if err := cert.writeSecretVolume(dir, s.Name); err != nil {
+			return nil, err
+		}
+	}
+	return []byte(localenvoy.LocalPaths(dir, string(bootstrap))), nil
 }
 
 // writeFiles writes the certificate and key as nginx reads them.
