@@ -56,7 +56,7 @@ type loadResult struct {
 // figures and the client's CPU time.
 func (c client) run(ctx context.Context, r *route, in loadInput, d time.Duration) (loadResult, time.Duration, error) {
 	if r.proto == protoHTTP || r.proto == "" {
-		res, cpu, err := c.Wrk.Run(ctx, r.url, in.script, d)
+		res, cpu, err := c.Run(ctx, r.url, in.script, d)
 		return loadResult{requests: res.Requests, requestsPerSecond: res.RequestsPerSecond(), p50: res.P50(), p99: res.P99()}, cpu, err
 	}
 	logPath := filepath.Join(filepath.Dir(in.uris), "h2load-"+r.id+".log")
