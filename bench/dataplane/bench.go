@@ -164,7 +164,7 @@ func startRoutes(ctx context.Context, o options, dir string, procs *servers) ([]
 	}
 
 	var routes []*route
-	plain := len(o.steps) > 0 || slices.Contains(o.protocols, protoHTTP)
+	plain := slices.Contains(o.protocols, protoHTTP)
 	if len(o.steps) == 0 && plain {
 		routes = append(routes, &route{name: "bare nginx (the pool worker)", id: "bare", proto: protoHTTP, url: fmt.Sprintf("http://127.0.0.1:%d", layout.HTTPPort)})
 		proxy, err := startProxy(ctx, o, filepath.Join(dir, "proxy"), layout.HTTPPort, false, nil, procs)
@@ -193,7 +193,7 @@ func startRoutes(ctx context.Context, o options, dir string, procs *servers) ([]
 			routes = append(routes, r...)
 		}
 	}
-	if len(o.steps) == 0 && (slices.Contains(o.protocols, protoHTTPS) || slices.Contains(o.protocols, protoH2)) {
+	if slices.Contains(o.protocols, protoHTTPS) || slices.Contains(o.protocols, protoH2) {
 		tlsRoutes, err := startTLSRoutes(ctx, o, dir, poolModel, layout, procs)
 		if err != nil {
 			return nil, nil, err

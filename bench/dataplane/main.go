@@ -155,6 +155,9 @@ func parseFlags(args []string) (options, error) {
 	if o.steps, err = parseSteps(*steps); err != nil {
 		return o, err
 	}
+	if len(o.steps) > 0 {
+		o.protocols = []protocol{protoHTTP} // the steps tune the clear-text farm
+	}
 	root, err := devcluster.RepoRoot()
 	if err != nil {
 		return o, err
@@ -163,7 +166,7 @@ func parseFlags(args []string) (options, error) {
 	if o.Bin, err = benchkit.Binary(o.Bin, "wrk", bin, "hack/install-tools.sh wrk"); err != nil {
 		return o, err
 	}
-	if slices.ContainsFunc(o.protocols, func(p protocol) bool { return p != protoHTTP }) && len(o.steps) == 0 {
+	if slices.ContainsFunc(o.protocols, func(p protocol) bool { return p != protoHTTP }) {
 		if o.h2load.Bin, err = benchkit.Binary(o.h2load.Bin, "h2load", bin, "hack/install-tools.sh h2load"); err != nil {
 			return o, err
 		}

@@ -188,13 +188,13 @@ func (res *workloadResult) markdown() string {
 
 // hasTLS: the run measures HTTPS paths.
 func hasTLS(o options) bool {
-	return len(o.steps) == 0 && slices.ContainsFunc(o.protocols, func(p protocol) bool { return p != protoHTTP })
+	return slices.ContainsFunc(o.protocols, func(p protocol) bool { return p != protoHTTP })
 }
 
 // clients describes the load generators of the run's protocols.
 func clients(o options) string {
 	var out []string
-	if len(o.steps) > 0 || slices.Contains(o.protocols, protoHTTP) {
+	if slices.Contains(o.protocols, protoHTTP) {
 		out = append(out, fmt.Sprintf("HTTP/1.1 in clear text: wrk, %d keep-alive connections, %d thread(s)", o.Connections, o.Threads))
 	}
 	if hasTLS(o) && slices.Contains(o.protocols, protoHTTPS) {
