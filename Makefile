@@ -130,8 +130,8 @@ bench-control-plane: tools build ## Converge 2,000 pools / 20,000 hosts on a loc
 	go run ./bench/controlplane $(BENCH_ARGS)
 
 .PHONY: bench-dataplane
-bench-dataplane: ## Serve the IIS 6 and WebBench workloads on loopback: bare nginx, an nginx proxy, the farm's Envoy frontend.
-	hack/install-tools.sh nginx envoy wrk
+bench-dataplane: ## Serve the IIS 6 and WebBench workloads on loopback (HTTP, HTTPS, HTTP/2): bare nginx, an nginx proxy, the farm's Envoy frontend.
+	hack/install-tools.sh nginx envoy wrk h2load
 	go run ./bench/dataplane $(BENCH_ARGS)
 
 .PHONY: bench-cache

@@ -6,8 +6,8 @@
 #   golangci-lint with the Kubernetes API linter (sigs.k8s.io/kube-api-linter).
 # Only on request (used by hack/cluster/up.sh, not by `make test`): coredns (built
 # from the Go module proxy) and cluster-packages (Debian: containerd, runc, CNI
-# plugins, iptables, conntrack, umoci, skopeo; needs root) and wrk (Debian; the load
-# client of `make bench-dataplane`).
+# plugins, iptables, conntrack, umoci, skopeo; needs root), wrk and h2load (Debian
+# wrk and nghttp2-client; the load clients of `make bench-dataplane`).
 # Idempotent: a cached version is only linked into bin/. Usage: hack/install-tools.sh [tool...]
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
@@ -119,6 +119,7 @@ for t in "${tools[@]}"; do
     coredns) go_install coredns "$COREDNS_VERSION" github.com/coredns/coredns k8s/coredns ;;
     cluster-packages) apt_install containerd runc containernetworking-plugins iptables conntrack umoci skopeo ;;
     wrk) apt_install wrk && link wrk "$(command -v wrk)" ;;
+    h2load) apt_install nghttp2-client && link h2load "$(command -v h2load)" ;;
     *) die "unknown tool: $t" ;;
   esac
 done

@@ -23,11 +23,17 @@ import (
 // route is one way from the client to the pool's files.
 type route struct {
 	name     string
+	id       string // names the route's files
+	proto    protocol
 	farm     bool
 	baseline bool
-	url      string
-	front    *benchkit.Server // the proxy hop; nil for bare nginx
-	args     []string         // Envoy's command line, without the binary
+	// url is the scheme and authority the client asks for: the server's in
+	// clear text, the site's over TLS (then the client connects to addr).
+	url    string
+	addr   string
+	client *http.Client     // checks the files before the load (nil: a plain client)
+	front  *benchkit.Server // the proxy hop; nil for bare nginx
+	args   []string         // Envoy's command line, without the binary
 }
 
 // readyTimeout bounds each server's start.
@@ -40,7 +46,7 @@ func bench(ctx context.Context, o options, dir string) (*report, error) {
 	var procs servers
 	defer procs.stopAll()
 
-	scripts, err := writeFiles(dir, o.workloads)
+	inputs, err := writeFiles(dir, o.workloads)
 	if err != nil {
 		return nil, err
 	}
@@ -58,16 +64,22 @@ func bench(ctx context.Context, o options, dir string) (*report, error) {
 	if err := verify(ctx, routes, o.workloads); err != nil {
 		return nil, err
 	}
-	logf("servers ready: pool nginx pid %d; %d routes; client: wrk, %d connections, %d thread(s), %s per measurement, %d rounds",
-		pool.PID(), len(routes), o.Connections, o.Threads, o.duration, o.rounds)
+	logf("servers ready: pool nginx pid %d; %d routes; clients: wrk, %d connections, %d thread(s); h2load, %d connections over HTTPS, %d x %d streams over HTTP/2; %s per measurement, %d rounds",
+		pool.PID(), len(routes), o.Connections, o.Threads, o.h2load.Connections, o.h2load.H2Connections, o.h2load.Streams, o.duration, o.rounds)
 
 	for _, w := range o.workloads {
-		res, err := measureWorkload(ctx, o, w, routes, pool, scripts[w.name])
-		if res != nil {
-			rep.results = append(rep.results, res)
-		}
-		if err != nil {
-			return rep, err
+		for _, p := range o.protocols {
+			group := slices.DeleteFunc(slices.Clone(routes), func(r *route) bool { return r.proto != p })
+			if len(group) == 0 {
+				continue
+			}
+			res, err := measureWorkload(ctx, o, w, p, group, pool, inputs[w.name])
+			if res != nil {
+				rep.results = append(rep.results, res)
+			}
+			if err != nil {
+				return rep, err
+			}
 		}
 	}
 	if o.perfOut != "" {
@@ -78,7 +90,7 @@ func bench(ctx context.Context, o options, dir string) (*report, error) {
 				hops = append(hops, r)
 			}
 		}
-		if err := profileRoutes(ctx, o, hops, scripts[o.workloads[0].name], o.perfOut); err != nil {
+		if err := profileRoutes(ctx, o, hops, inputs[o.workloads[0].name], o.perfOut); err != nil {
 			return rep, fmt.Errorf("profiling: %w", err)
 		}
 	}
@@ -89,23 +101,27 @@ func bench(ctx context.Context, o options, dir string) (*report, error) {
 	return rep, nil
 }
 
-// writeFiles writes the workloads' files and the client's scripts (by
+// writeFiles writes the workloads' files and the clients' inputs (by
 // workload name) into dir.
-func writeFiles(dir string, ws []workload) (map[string]string, error) {
+func writeFiles(dir string, ws []workload) (map[string]loadInput, error) {
 	if err := os.Chmod(dir, 0o755); err != nil { // nginx workers run as another user
 		return nil, err
 	}
 	if err := writeContent(filepath.Join(dir, "www"), ws); err != nil {
 		return nil, err
 	}
-	scripts := map[string]string{}
+	inputs := map[string]loadInput{}
 	for _, w := range ws {
-		scripts[w.name] = filepath.Join(dir, w.name+".lua")
-		if err := os.WriteFile(scripts[w.name], []byte(wrkScript(w)), 0o644); err != nil {
+		in := loadInput{script: filepath.Join(dir, w.name+".lua"), uris: filepath.Join(dir, w.name+".uris")}
+		if err := os.WriteFile(in.script, []byte(wrkScript(w)), 0o644); err != nil {
 			return nil, err
 		}
+		if err := os.WriteFile(in.uris, []byte(h2loadURIs(w)), 0o644); err != nil {
+			return nil, err
+		}
+		inputs[w.name] = in
 	}
-	return scripts, nil
+	return inputs, nil
 }
 
 // farmVariants are the farm paths of a run: as rendered, then either the
@@ -148,39 +164,78 @@ func startRoutes(ctx context.Context, o options, dir string, procs *servers) ([]
 	}
 
 	var routes []*route
-	if len(o.steps) == 0 {
-		routes = append(routes, &route{name: "bare nginx (the pool worker)", url: fmt.Sprintf("http://127.0.0.1:%d", layout.HTTPPort)})
-		proxy, err := startProxy(ctx, o, filepath.Join(dir, "proxy"), layout.HTTPPort, false, procs)
+	plain := slices.Contains(o.protocols, protoHTTP)
+	if len(o.steps) == 0 && plain {
+		routes = append(routes, &route{name: "bare nginx (the pool worker)", id: "bare", proto: protoHTTP, url: fmt.Sprintf("http://127.0.0.1:%d", layout.HTTPPort)})
+		proxy, err := startProxy(ctx, o, filepath.Join(dir, "proxy"), layout.HTTPPort, false, nil, procs)
 		if err != nil {
 			return nil, nil, err
 		}
-		routes = append(routes, proxy)
+		routes = append(routes, proxy...)
 		if o.bufferedProxy {
-			buffered, err := startProxy(ctx, o, filepath.Join(dir, "proxy-buffered"), layout.HTTPPort, true, procs)
+			buffered, err := startProxy(ctx, o, filepath.Join(dir, "proxy-buffered"), layout.HTTPPort, true, nil, procs)
 			if err != nil {
 				return nil, nil, err
 			}
-			routes = append(routes, buffered)
+			routes = append(routes, buffered...)
 		}
 	}
-	farm, err := benchFarm()
-	if err != nil {
-		return nil, nil, err
-	}
-	for i, v := range variants {
-		r, err := startFrontend(ctx, o, farm, poolModel, v, filepath.Join(dir, fmt.Sprintf("envoy-%d", i)), layout, procs)
+	if plain {
+		farm, err := benchFarm()
 		if err != nil {
 			return nil, nil, err
 		}
-		routes = append(routes, r)
+		for i, v := range variants {
+			r, err := startFrontend(ctx, o, farm, poolModel, v, filepath.Join(dir, fmt.Sprintf("envoy-%d", i)), layout, nil, procs)
+			if err != nil {
+				return nil, nil, err
+			}
+			routes = append(routes, r...)
+		}
+	}
+	if slices.Contains(o.protocols, protoHTTPS) || slices.Contains(o.protocols, protoH2) {
+		tlsRoutes, err := startTLSRoutes(ctx, o, dir, poolModel, layout, procs)
+		if err != nil {
+			return nil, nil, err
+		}
+		routes = append(routes, tlsRoutes...)
 	}
 	return routes, pool, nil
 }
 
+// startTLSRoutes starts the HTTPS contenders, both with the same
+// certificate: the nginx proxy with TLS (the baseline) and the farm's
+// frontend with a TLS site, each reached over HTTPS and HTTP/2.
+func startTLSRoutes(ctx context.Context, o options, dir string, poolModel model.Pool, layout benchkit.PoolLayout, procs *servers) ([]*route, error) {
+	cert, err := newCertificate()
+	if err != nil {
+		return nil, err
+	}
+	proxy, err := startProxy(ctx, o, filepath.Join(dir, "proxy-tls"), layout.HTTPPort, false, cert, procs)
+	if err != nil {
+		return nil, err
+	}
+	farm, err := benchTLSFarm()
+	if err != nil {
+		return nil, err
+	}
+	front, err := startFrontend(ctx, o, farm, poolModel, variant{}, filepath.Join(dir, "envoy-tls"), layout, cert, procs)
+	if err != nil {
+		return nil, err
+	}
+	var out []*route
+	for _, r := range append(proxy, front...) {
+		if slices.Contains(o.protocols, r.proto) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
 // measureWorkload warms every route up, then measures them in interleaved
 // rounds, or, in a run of tuning steps, pairwise (steps.go).
-func measureWorkload(ctx context.Context, o options, w workload, routes []*route, pool *benchkit.Server, script string) (*workloadResult, error) {
-	res := &workloadResult{w: w}
+func measureWorkload(ctx context.Context, o options, w workload, p protocol, routes []*route, pool *benchkit.Server, in loadInput) (*workloadResult, error) {
+	res := &workloadResult{w: w, proto: p}
 	for _, r := range routes {
 		res.routes = append(res.routes, &routeResult{name: r.name, farm: r.farm, baseline: r.baseline, hop: r.front != nil})
 	}
@@ -192,12 +247,12 @@ func measureWorkload(ctx context.Context, o options, w workload, routes []*route
 			return err
 		}
 		res.routes[i].failure = err.Error()
-		logf("%s: %s: %v", w.name, routes[i].name, err)
+		logf("%s, %s: %s: %v", w.name, p, routes[i].name, err)
 		return nil
 	}
 	if o.warmup > 0 {
 		for i, r := range routes {
-			if _, _, err := o.Run(ctx, r.url, script, o.warmup); err != nil {
+			if _, _, err := o.run(ctx, r, in, o.warmup); err != nil {
 				if err := failed(i, err); err != nil {
 					return res, fmt.Errorf("warming up %s: %w", r.name, err)
 				}
@@ -206,7 +261,7 @@ func measureWorkload(ctx context.Context, o options, w workload, routes []*route
 	}
 	if len(o.steps) > 0 {
 		var err error
-		res.steps, err = benchSteps(ctx, o, routes, pool, script, w)
+		res.steps, err = benchSteps(ctx, o, routes, pool, in, w)
 		return res, err
 	}
 	for round := range o.rounds {
@@ -220,7 +275,7 @@ func measureWorkload(ctx context.Context, o options, w workload, routes []*route
 			if err := benchkit.WaitQuiet(ctx, o.quietBelow, o.quietWait); err != nil {
 				return res, err
 			}
-			s, err := measure(ctx, o.client, routes[i], pool, script)
+			s, err := measure(ctx, o.client, routes[i], pool, in)
 			if err != nil {
 				if err := failed(i, err); err != nil {
 					return res, err
@@ -228,7 +283,7 @@ func measureWorkload(ctx context.Context, o options, w workload, routes []*route
 				continue
 			}
 			res.routes[i].samples = append(res.routes[i].samples, s)
-			logf("%s, round %d/%d, %s: %.0f req/s, p50 %s, p99 %s", w.name, round+1, o.rounds, routes[i].name,
+			logf("%s, %s, round %d/%d, %s: %.0f req/s, p50 %s, p99 %s", w.name, p, round+1, o.rounds, routes[i].name,
 				s.requestsPerSecond, s.p50, s.p99)
 		}
 	}
@@ -249,12 +304,19 @@ func startPool(ctx context.Context, o options, p model.Pool, l benchkit.PoolLayo
 
 // startProxy starts an nginx proxy to the pool: the baseline, or with
 // buffered responses (nginx's default, not ingress-nginx's) a reference.
-func startProxy(ctx context.Context, o options, dir string, upstream int, buffered bool, procs *servers) (*route, error) {
+// With a certificate it is the HTTPS baseline, one route per TLS protocol.
+func startProxy(ctx context.Context, o options, dir string, upstream int, buffered bool, cert *certificate, procs *servers) ([]*route, error) {
 	ports, err := benchkit.FreePorts(1)
 	if err != nil {
 		return nil, err
 	}
-	conf, err := benchkit.ProxyConfig(benchkit.ProxyLayout{TmpDir: dir, Port: ports[0], Upstream: upstream, Workers: o.proxyWorkers, BufferResponses: buffered})
+	layout := benchkit.ProxyLayout{TmpDir: dir, Port: ports[0], Upstream: upstream, Workers: o.proxyWorkers, BufferResponses: buffered}
+	if cert != nil {
+		if layout.TLS, err = cert.writeFiles(dir); err != nil {
+			return nil, err
+		}
+	}
+	conf, err := benchkit.ProxyConfig(layout)
 	if err != nil {
 		return nil, err
 	}
@@ -262,12 +324,18 @@ func startProxy(ctx context.Context, o options, dir string, upstream int, buffer
 	if err != nil {
 		return nil, err
 	}
-	r := &route{name: "nginx proxy -> nginx (baseline)", baseline: true, url: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), front: s}
-	if buffered {
-		r.name, r.baseline = "nginx proxy, proxy_buffering on -> nginx", false
-	}
 	// Ready when it proxies: any file will do.
-	return r, benchkit.WaitReady(ctx, s, r.url+o.workloads[0].files[0].path, siteHost, readyTimeout)
+	first := o.workloads[0].files[0].path
+	if cert != nil {
+		routes := httpsRoutes(route{name: "nginx proxy with TLS -> nginx (baseline)", id: "proxy-tls", baseline: true,
+			addr: fmt.Sprintf("127.0.0.1:%d", ports[0]), front: s}, cert)
+		return routes, waitHTTPS(ctx, routes[0], s, first)
+	}
+	r := &route{name: "nginx proxy -> nginx (baseline)", id: "proxy", proto: protoHTTP, baseline: true, url: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), front: s}
+	if buffered {
+		r.name, r.id, r.baseline = "nginx proxy, proxy_buffering on -> nginx", "proxy-buffered", false
+	}
+	return []*route{r}, benchkit.WaitReady(ctx, s, r.url+first, siteHost, readyTimeout)
 }
 
 // startNginx writes conf into dir and starts nginx on it, stopped with procs.
@@ -280,14 +348,16 @@ func startNginx(bin, name, dir, conf, cpus string, procs *servers) (*benchkit.Se
 	return s, nil
 }
 
-// startFrontend renders the farm's frontend, applies the settings and starts Envoy.
-func startFrontend(ctx context.Context, o options, farm model.Farm, pool model.Pool, v variant, dir string, layout benchkit.PoolLayout, procs *servers) (*route, error) {
-	ports, err := benchkit.FreePorts(3)
+// startFrontend renders the farm's frontend, applies the settings and
+// starts Envoy. A farm with a TLS site gets the certificate, and a route per
+// TLS protocol.
+func startFrontend(ctx context.Context, o options, farm model.Farm, pool model.Pool, v variant, dir string, layout benchkit.PoolLayout, cert *certificate, procs *servers) ([]*route, error) {
+	ports, err := benchkit.FreePorts(4)
 	if err != nil {
 		return nil, err
 	}
 	path := filepath.Join(dir, "envoy.json")
-	f, err := farmFrontend(farm, pool, v.settings, layout, localenvoy.Ports{HTTP: ports[0], Status: ports[1], Admin: ports[2]}, path)
+	f, err := farmFrontend(farm, pool, v.settings, layout, localenvoy.Ports{HTTP: ports[0], Status: ports[1], Admin: ports[2], HTTPS: ports[3]}, path)
 	if err != nil {
 		return nil, err
 	}
@@ -298,19 +368,27 @@ func startFrontend(ctx context.Context, o options, farm model.Farm, pool model.P
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	if conf, err = writeCertificates(dir, farm, conf, cert); err != nil {
+		return nil, err
+	}
 	if err := os.WriteFile(path, conf, 0o644); err != nil {
 		return nil, err
 	}
+	tlsSites := farm.TLSSites()
 	s, err := benchkit.StartServer("envoy", filepath.Join(dir, "envoy.log"), o.hopCPUs, append([]string{o.envoy}, f.args...)...)
 	if err != nil {
 		return nil, err
 	}
 	procs.add(s)
-	r := &route{name: v.name(), farm: true, args: f.args, url: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), front: s}
 	if err := benchkit.WaitReady(ctx, s, fmt.Sprintf("http://127.0.0.1:%d%s", ports[1], envoy.ReadyPath), "", readyTimeout); err != nil {
 		return nil, err
 	}
-	return r, nil
+	if len(tlsSites) > 0 {
+		routes := httpsRoutes(route{name: "farm with TLS: Envoy -> nginx, as rendered", id: filepath.Base(dir), farm: true, args: f.args,
+			addr: fmt.Sprintf("127.0.0.1:%d", ports[3]), front: s}, cert)
+		return routes, waitHTTPS(ctx, routes[0], s, o.workloads[0].files[0].path)
+	}
+	return []*route{{name: v.name(), id: filepath.Base(dir), proto: protoHTTP, farm: true, args: f.args, url: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), front: s}}, nil
 }
 
 // farmFrontend is the farm's rendered frontend with the settings applied,
@@ -388,10 +466,15 @@ func (v variant) name() string {
 	return prefix + strings.Join(names, ", ")
 }
 
-// verify fetches every file of every workload through every route.
+// verify fetches every file of every workload through every route, over
+// the route's protocol.
 func verify(ctx context.Context, routes []*route, ws []workload) error {
-	c := &http.Client{Timeout: 5 * time.Second}
+	plain := &http.Client{Timeout: 5 * time.Second}
 	for _, r := range routes {
+		c := plain
+		if r.client != nil {
+			c = r.client
+		}
 		for _, w := range ws {
 			for _, f := range w.files {
 				if _, err := benchkit.Get(ctx, c, r.url+f.path, siteHost, nil, content(f)); err != nil {
@@ -406,7 +489,7 @@ func verify(ctx context.Context, routes []*route, ws []workload) error {
 // measure runs the client once against a route and takes the CPU time that
 // the proxy hop, the pool worker and the client spent meanwhile, and what
 // everything else on the machine used.
-func measure(ctx context.Context, c client, r *route, pool *benchkit.Server, script string) (sample, error) {
+func measure(ctx context.Context, c client, r *route, pool *benchkit.Server, in loadInput) (sample, error) {
 	frontBefore, poolBefore, err := cpuOf(r.front, pool)
 	if err != nil {
 		return sample{}, err
@@ -416,7 +499,7 @@ func measure(ctx context.Context, c client, r *route, pool *benchkit.Server, scr
 		return sample{}, err
 	}
 	start := time.Now()
-	res, clientCPU, err := c.Run(ctx, r.url, script, c.duration)
+	res, clientCPU, err := c.run(ctx, r, in, c.duration)
 	if err != nil {
 		return sample{}, fmt.Errorf("%s: %w", r.name, err)
 	}
@@ -439,11 +522,11 @@ func measure(ctx context.Context, c client, r *route, pool *benchkit.Server, scr
 	}
 	front, poolCPU := frontAfter-frontBefore, poolAfter-poolBefore
 	others := busyAfter - busyBefore - front - poolCPU - clientCPU
-	n := time.Duration(res.Requests)
+	n := time.Duration(res.requests)
 	return sample{
-		requestsPerSecond: res.RequestsPerSecond(),
-		p50:               res.P50(),
-		p99:               res.P99(),
+		requestsPerSecond: res.requestsPerSecond,
+		p50:               res.p50,
+		p99:               res.p99,
 		frontCPU:          front / n,
 		poolCPU:           poolCPU / n,
 		clientCPU:         clientCPU / n,

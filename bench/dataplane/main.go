@@ -43,6 +43,7 @@ const ladder = "control,no-request-id,no-histograms,buffer=32k,server-passthroug
 type options struct {
 	client
 	workloads     []workload
+	protocols     []protocol
 	rounds        int
 	warmup        time.Duration
 	proxyWorkers  int
@@ -82,6 +83,9 @@ func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("dataplane", flag.ContinueOnError)
 	fs.IntVar(&o.Connections, "connections", 32, "client keep-alive connections (wrk -c), the same for every path")
 	fs.IntVar(&o.Threads, "threads", 1, "client threads (wrk -t)")
+	fs.IntVar(&o.h2load.H2Connections, "h2-connections", 8, "HTTP/2 connections of the client (h2load -c); over HTTPS the client has -connections")
+	fs.IntVar(&o.h2load.Streams, "h2-streams", 4, "requests in flight on each HTTP/2 connection (h2load -m)")
+	protos := fs.String("protocols", "http,https,h2", "protocols to measure: http (HTTP/1.1 in clear text, wrk), https (HTTP/1.1 over TLS 1.3, h2load), h2 (HTTP/2 over TLS 1.3, h2load)")
 	fs.DurationVar(&o.duration, "duration", 2*time.Second, "length of one measurement (whole seconds)")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "an unmeasured run of each path before the first round")
 	fs.IntVar(&o.rounds, "rounds", 6, "measurements of each path, interleaved with the other paths; the report gives medians")
@@ -96,6 +100,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.perfOut, "perf", "", "after the measurements, profile every proxy hop (nginx, Envoy) with perf under the first workload, and write perf's reports to this file")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, logs of nginx and Envoy); it is removed otherwise")
 	fs.StringVar(&o.Bin, "wrk", "", "the wrk binary (default: wrk on PATH, else bin/wrk)")
+	fs.StringVar(&o.h2load.Bin, "h2load", "", "the h2load binary (default: h2load on PATH, else bin/h2load)")
 	fs.StringVar(&o.nginx, "nginx", "", "the nginx binary (default: nginx on PATH, else bin/nginx)")
 	fs.StringVar(&o.envoy, "envoy", "", "the Envoy binary (default: bin/envoy)")
 	fs.Usage = func() {
@@ -120,9 +125,17 @@ func parseFlags(args []string) (options, error) {
 		}
 		o.workloads = append(o.workloads, workloads[i])
 	}
-	if o.rounds < 1 || o.Connections < 1 || o.Threads < 1 || o.proxyWorkers < 1 || o.duration < time.Second {
-		return o, errors.New("-rounds, -connections, -threads and -proxy-workers must be positive, -duration at least 1s")
+	for _, p := range strings.Split(*protos, ",") {
+		p := protocol(strings.TrimSpace(p))
+		if !slices.Contains(protocols, p) {
+			return o, fmt.Errorf("unknown protocol %q", p)
+		}
+		o.protocols = append(o.protocols, p)
 	}
+	if o.rounds < 1 || o.Connections < 1 || o.Threads < 1 || o.proxyWorkers < 1 || o.h2load.H2Connections < 1 || o.h2load.Streams < 1 || o.duration < time.Second {
+		return o, errors.New("-rounds, -connections, -threads, -h2-connections, -h2-streams and -proxy-workers must be positive, -duration at least 1s")
+	}
+	o.h2load.Connections = o.Connections
 	o.Headers = []string{"Host: " + siteHost}
 	concurrencyDefault = o.proxyWorkers
 	if *pin && o.proxyWorkers == 1 && runtime.NumCPU() >= 2 {
@@ -130,6 +143,7 @@ func parseFlags(args []string) (options, error) {
 		// changes throughput by up to 2x from one run to the next; fixed
 		// places make runs comparable, and give each proxy hop one core.
 		o.CPUs, o.hopCPUs = "0", strconv.Itoa(runtime.NumCPU()-1)
+		o.h2load.CPUs = o.CPUs
 	}
 	var err error
 	if o.tuning, err = parseSettings(*tuning); err != nil {
@@ -141,6 +155,9 @@ func parseFlags(args []string) (options, error) {
 	if o.steps, err = parseSteps(*steps); err != nil {
 		return o, err
 	}
+	if len(o.steps) > 0 {
+		o.protocols = []protocol{protoHTTP} // the steps tune the clear-text farm
+	}
 	root, err := devcluster.RepoRoot()
 	if err != nil {
 		return o, err
@@ -148,6 +165,11 @@ func parseFlags(args []string) (options, error) {
 	bin := filepath.Join(root, "bin")
 	if o.Bin, err = benchkit.Binary(o.Bin, "wrk", bin, "hack/install-tools.sh wrk"); err != nil {
 		return o, err
+	}
+	if slices.ContainsFunc(o.protocols, func(p protocol) bool { return p != protoHTTP }) {
+		if o.h2load.Bin, err = benchkit.Binary(o.h2load.Bin, "h2load", bin, "hack/install-tools.sh h2load"); err != nil {
+			return o, err
+		}
 	}
 	if o.nginx, err = benchkit.Binary(o.nginx, "nginx", bin, "make tools"); err != nil {
 		return o, err

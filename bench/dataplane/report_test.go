@@ -69,3 +69,25 @@ func TestWorkloadMarkdown(t *testing.T) {
 		}
 	}
 }
+
+func TestTheReportNamesEachTablesProtocolAndClient(t *testing.T) {
+	o := options{protocols: []protocol{protoHTTP, protoHTTPS, protoH2}, rounds: 3}
+	o.duration = 2 * time.Second
+	o.Connections, o.Threads = 32, 1
+	o.h2load = h2load{Connections: 32, H2Connections: 8, Streams: 4}
+	base := rps(10, 10000, 10000)
+	base.name, base.baseline, base.hop = "nginx proxy with TLS -> nginx (baseline)", true, true
+	r := &report{o: o, results: []*workloadResult{{w: headline, proto: protoH2, routes: []*routeResult{base}}}}
+	out := r.markdown()
+	for _, want := range []string{
+		"HTTP/1.1 in clear text: wrk, 32 keep-alive connections, 1 thread(s)",
+		"HTTPS: h2load, 32 keep-alive connections with one request at a time each",
+		"HTTP/2: h2load, 8 connections with 4 requests in flight on each (ALPN h2)",
+		"| HTTPS | the same certificate for every path", "TLS_AES_128_GCM_SHA256 with X25519",
+		"**IIS 6 headline: one 15 KB file, keep-alive; HTTP/2 over TLS 1.3 (ALPN h2)**",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -19,7 +19,10 @@ func benchPool() (model.Pool, error) { return benchkit.StaticPool(benchNamespace
 
 // benchFarm is a WebFarm with one site whose single route "/" goes to the
 // pool, every other field left to its default.
-func benchFarm() (model.Farm, error) {
+func benchFarm() (model.Farm, error) { return resolveBenchFarm(benchWebFarm()) }
+
+// benchWebFarm is benchFarm's WebFarm.
+func benchWebFarm() *v1.WebFarm {
 	wf := &v1.WebFarm{}
 	wf.Name, wf.Namespace = "bench", benchNamespace
 	wf.Spec.Sites = []v1.Site{{
@@ -27,6 +30,11 @@ func benchFarm() (model.Farm, error) {
 		Hosts:  []v1.Hostname{siteHost},
 		Routes: []v1.Route{{AppPool: poolName}},
 	}}
+	return wf
+}
+
+// resolveBenchFarm resolves a WebFarm as the operator does.
+func resolveBenchFarm(wf *v1.WebFarm) (model.Farm, error) {
 	// The static bootstrap drops the xDS cluster; a loopback address keeps the
 	// rendered one from naming a host that would be looked up.
 	return model.ResolveFarm(wf, model.Platform{XDSHost: "127.0.0.1", XDSPort: 18000})

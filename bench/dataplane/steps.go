@@ -31,7 +31,7 @@ type pairSample struct {
 
 // benchSteps measures each route against the one before it, pairwise and
 // simultaneously, round after round.
-func benchSteps(ctx context.Context, o options, routes []*route, pool *benchkit.Server, script string, w workload) ([]*stepPair, error) {
+func benchSteps(ctx context.Context, o options, routes []*route, pool *benchkit.Server, in loadInput, w workload) ([]*stepPair, error) {
 	pairs := make([]*stepPair, len(routes)-1)
 	for i := range pairs {
 		pairs[i] = &stepPair{before: routes[i].name, after: routes[i+1].name}
@@ -42,7 +42,7 @@ func benchSteps(ctx context.Context, o options, routes []*route, pool *benchkit.
 			if err := benchkit.WaitQuiet(ctx, o.quietBelow, o.quietWait); err != nil {
 				return pairs, err
 			}
-			before, after, err := measurePair(ctx, o.client, routes[i], routes[i+1], pool, script, round%2 == 0)
+			before, after, err := measurePair(ctx, o.client, routes[i], routes[i+1], pool, in, round%2 == 0)
 			if err != nil {
 				return pairs, err
 			}
@@ -55,13 +55,13 @@ func benchSteps(ctx context.Context, o options, routes []*route, pool *benchkit.
 }
 
 // measurePair loads two routes at once, each with its own client.
-func measurePair(ctx context.Context, c client, a, b *route, pool *benchkit.Server, script string, first bool) (sample, sample, error) {
+func measurePair(ctx context.Context, c client, a, b *route, pool *benchkit.Server, in loadInput, first bool) (sample, sample, error) {
 	var wg sync.WaitGroup
 	var sa, sb sample
 	var errA, errB error
 	wg.Add(2)
-	runA := func() { defer wg.Done(); sa, errA = measureHop(ctx, c, a, script) }
-	runB := func() { defer wg.Done(); sb, errB = measureHop(ctx, c, b, script) }
+	runA := func() { defer wg.Done(); sa, errA = measureHop(ctx, c, a, in) }
+	runB := func() { defer wg.Done(); sb, errB = measureHop(ctx, c, b, in) }
 	// Which client starts first alternates over the rounds.
 	if first {
 		go runA()
@@ -81,12 +81,12 @@ func measurePair(ctx context.Context, c client, a, b *route, pool *benchkit.Serv
 
 // measureHop is measure without the pool's and the machine's CPU, which two
 // simultaneous runs share.
-func measureHop(ctx context.Context, c client, r *route, script string) (sample, error) {
+func measureHop(ctx context.Context, c client, r *route, in loadInput) (sample, error) {
 	before, err := r.front.CPUTime()
 	if err != nil {
 		return sample{}, err
 	}
-	res, clientCPU, err := c.Run(ctx, r.url, script, c.duration)
+	res, clientCPU, err := c.run(ctx, r, in, c.duration)
 	if err != nil {
 		return sample{}, fmt.Errorf("%s: %w", r.name, err)
 	}
@@ -97,11 +97,11 @@ func measureHop(ctx context.Context, c client, r *route, script string) (sample,
 	if err := r.front.Exited(); err != nil {
 		return sample{}, err
 	}
-	n := time.Duration(res.Requests)
+	n := time.Duration(res.requests)
 	return sample{
-		requestsPerSecond: res.RequestsPerSecond(),
-		p50:               res.P50(),
-		p99:               res.P99(),
+		requestsPerSecond: res.requestsPerSecond,
+		p50:               res.p50,
+		p99:               res.p99,
 		frontCPU:          (after - before) / n,
 		clientCPU:         clientCPU / n,
 	}, nil

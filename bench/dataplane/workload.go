@@ -137,3 +137,13 @@ end
 	b.WriteString(benchkit.WrkDone)
 	return b.String()
 }
+
+// h2loadURIs is h2load's input: the workload's sequence as the site's
+// HTTPS URLs, one a line. Each connection walks it from the start.
+func h2loadURIs(w workload) string {
+	var b strings.Builder
+	for _, p := range w.sequence() {
+		b.WriteString("https://" + siteHost + p + "\n")
+	}
+	return b.String()
+}

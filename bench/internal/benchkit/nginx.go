@@ -72,6 +72,14 @@ type ProxyLayout struct {
 	Upstream        int // the pool worker's port
 	Workers         int
 	BufferResponses bool // proxy_buffering on instead of ingress-nginx's off
+	// TLS, when set, makes the proxy an HTTPS server (HTTP/1.1 and HTTP/2 by
+	// ALPN) as ingress-nginx sets up a server with a TLS host.
+	TLS *ProxyTLS
+}
+
+// ProxyTLS is the certificate of an HTTPS proxy.
+type ProxyTLS struct {
+	CertFile, KeyFile string // PEM: the chain, then the private key
 }
 
 // ProxyConfig is the baseline both benchmarks race: an nginx reverse proxy
@@ -121,7 +129,26 @@ http {
     }
 
     server {
+{{- if .TLS}}
+        # ingress-nginx's server with a TLS host (listen ssl http2), and its
+        # TLS defaults but the protocols: TLS 1.3 only. Session tickets stay
+        # off and the shared session cache on, as ingress-nginx has them.
+        listen 127.0.0.1:{{.Port}} ssl http2 default_server reuseport;
+        ssl_certificate {{.TLS.CertFile}};
+        ssl_certificate_key {{.TLS.KeyFile}};
+        ssl_protocols TLSv1.3;
+        ssl_ciphers ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384;
+        ssl_prefer_server_ciphers on;
+        ssl_ecdh_curve auto;
+        ssl_session_cache shared:SSL:10m;
+        ssl_session_timeout 10m;
+        ssl_session_tickets off;
+        ssl_buffer_size 4k;
+        ssl_early_data off;
+        http2_max_concurrent_streams 128;
+{{- else}}
         listen 127.0.0.1:{{.Port}} default_server reuseport;
+{{- end}}
 
         location / {
             proxy_pass http://pool;

@@ -99,6 +99,10 @@ func TestProxyConfig(t *testing.T) {
 		{"the reference proxy buffers responses as nginx does by default",
 			ProxyLayout{TmpDir: t.TempDir(), Port: 41011, Upstream: 41000, Workers: 2, BufferResponses: true},
 			[]string{"worker_processes 2;", "proxy_buffering on;"}},
+		{"the HTTPS proxy speaks TLS 1.3 and HTTP/2 with ingress-nginx's session settings",
+			ProxyLayout{TmpDir: t.TempDir(), Port: 41012, Upstream: 41000, Workers: 1, TLS: testCertificate(t)},
+			[]string{"listen 127.0.0.1:41012 ssl http2 ", "ssl_protocols TLSv1.3;", "ssl_session_cache shared:SSL:10m;",
+				"ssl_session_tickets off;", "ssl_buffer_size 4k;", "keepalive 320;", "proxy_set_header X-Forwarded-Proto $scheme;"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -111,10 +111,10 @@ func Start(envoyBin, dir string, f model.Farm, r envoy.Routing) (*Frontend, erro
 		return nil, err
 	}
 	path := filepath.Join(dir, "envoy.json")
-	if err := os.WriteFile(path, []byte(localPaths(dir, string(doc))), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(LocalPaths(dir, string(doc))), 0o644); err != nil {
 		return nil, err
 	}
-	if err := writeCertConfig(dir, f); err != nil {
+	if err := WriteCertConfig(dir, f); err != nil {
 		return nil, err
 	}
 	args := append([]string{"-c", path, "-l", "warning", "--use-dynamic-base-id", "--concurrency", "1"}, envoy.NodeIDArgs("local-frontend")...)
@@ -158,22 +158,23 @@ func Start(envoyBin, dir string, f model.Farm, r envoy.Routing) (*Frontend, erro
 // pod's Secret volume would hold them: the frontend of dir reads them there.
 func CertDir(dir, site string) string { return filepath.Join(dir, "certs", site) }
 
-// localPaths moves the pod's config and certificate directories into dir.
-func localPaths(dir, doc string) string {
+// LocalPaths moves the pod's config and certificate directories in a
+// rendered document (the bootstrap, a SDS file) into dir.
+func LocalPaths(dir, doc string) string {
 	doc = strings.ReplaceAll(doc, envoy.ConfigDir+"/", filepath.Join(dir, "config")+"/")
 	return strings.ReplaceAll(doc, envoy.CertMountDir+"/", filepath.Join(dir, "certs")+"/")
 }
 
-// writeCertConfig writes the SDS files the ConfigMap would hold, and makes
+// WriteCertConfig writes the SDS files the ConfigMap would hold, and makes
 // each TLS site's certificate directory, as Kubernetes mounts an optional
 // Secret that does not exist: empty.
-func writeCertConfig(dir string, f model.Farm) error {
+func WriteCertConfig(dir string, f model.Farm) error {
 	files := envoy.SDSFiles(f)
 	if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
 		return err
 	}
 	for name, doc := range files {
-		if err := os.WriteFile(filepath.Join(dir, "config", name), []byte(localPaths(dir, doc)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "config", name), []byte(LocalPaths(dir, doc)), 0o644); err != nil {
 			return err
 		}
 	}
