@@ -4,15 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	prommodel "github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
@@ -46,19 +43,7 @@ func (m *CPUMonitor) NeedLeaderElection() bool { return true }
 
 // Start reads until ctx ends.
 func (m *CPUMonitor) Start(ctx context.Context) error {
-	tick := time.NewTicker(m.Interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-			if err := m.check(ctx); err != nil {
-				// Unknown is not zero: the readings stay as they were.
-				ctrl.LoggerFrom(ctx).WithName("cpu-monitor").Info("reading the pools' CPU", "error", err.Error())
-			}
-		}
-	}
+	return readEvery(ctx, m.Interval, "cpu-monitor", "reading the pools' CPU", m.check)
 }
 
 func (m *CPUMonitor) check(ctx context.Context) error {
@@ -98,34 +83,8 @@ func (m *CPUMonitor) check(ctx context.Context) error {
 // coresByPod asks Prometheus for the CPU (cores) each pod of the watched
 // pools' namespaces uses.
 func (m *CPUMonitor) coresByPod(ctx context.Context, pools []v1.AppPool) (map[types.NamespacedName]float64, error) {
-	var namespaces []string
-	for _, p := range pools {
-		if !slices.Contains(namespaces, p.Namespace) {
-			namespaces = append(namespaces, p.Namespace)
-		}
-	}
-	// Namespace names are DNS labels: nothing in them needs escaping in a regex.
-	query := fmt.Sprintf(`sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{container!="",container!="POD",namespace=~"%s"}[%s]))`,
-		strings.Join(namespaces, "|"), cpuWindow)
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	result, _, err := m.Prometheus.Query(ctx, query, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	vector, ok := result.(prommodel.Vector)
-	if !ok {
-		return nil, fmt.Errorf("prometheus answered a %s, want a vector", result.Type())
-	}
-	out := map[types.NamespacedName]float64{}
-	for _, s := range vector {
-		v := float64(s.Value)
-		if v != v || v < 0 { // NaN or a counter reset artefact: unknown, not zero
-			continue
-		}
-		out[types.NamespacedName{Namespace: string(s.Metric["namespace"]), Name: string(s.Metric["pod"])}] = v
-	}
-	return out, nil
+	return byPod(ctx, m.Prometheus, fmt.Sprintf(`sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{container!="",container!="POD",namespace=~"%s"}[%s]))`,
+		namespaceRegex(pools), cpuWindow))
 }
 
 // poolCores sums what a pool's running workers use and may use.

@@ -3,15 +3,12 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	prommodel "github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
@@ -36,19 +33,7 @@ func (m *WorkerMemory) NeedLeaderElection() bool { return true }
 
 // Start reads until ctx ends.
 func (m *WorkerMemory) Start(ctx context.Context) error {
-	tick := time.NewTicker(m.Interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-			if err := m.read(ctx); err != nil {
-				// Unknown is not zero: the readings stay as they were.
-				ctrl.LoggerFrom(ctx).WithName("worker-memory").Info("reading the workers' memory", "error", err.Error())
-			}
-		}
-	}
+	return readEvery(ctx, m.Interval, "worker-memory", "reading the workers' memory", m.read)
 }
 
 func (m *WorkerMemory) read(ctx context.Context) error {
@@ -60,41 +45,22 @@ func (m *WorkerMemory) read(ctx context.Context) error {
 	if len(watched) == 0 {
 		return nil
 	}
-	var namespaces []string
-	for _, p := range watched {
-		if !slices.Contains(namespaces, p.Namespace) {
-			namespaces = append(namespaces, p.Namespace)
-		}
-	}
-	// Namespace names are DNS labels: nothing in them needs escaping in a regex.
-	query := fmt.Sprintf(`sum by (namespace, pod) (container_memory_working_set_bytes{container!="",container!="POD",namespace=~"%s"})`,
-		strings.Join(namespaces, "|"))
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	result, _, err := m.Prometheus.Query(ctx, query, time.Now())
+	bytesByPod, err := byPod(ctx, m.Prometheus, fmt.Sprintf(
+		`sum by (namespace, pod) (container_memory_working_set_bytes{container!="",container!="POD",namespace=~"%s"})`, namespaceRegex(watched)))
 	if err != nil {
 		return err
-	}
-	vector, ok := result.(prommodel.Vector)
-	if !ok {
-		return fmt.Errorf("prometheus answered a %s, want a vector", result.Type())
 	}
 	byPool := map[types.NamespacedName]map[string]int64{}
 	for _, p := range watched {
 		byPool[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = map[string]int64{}
 	}
-	for _, s := range vector {
-		v := float64(s.Value)
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			continue // unknown, not zero
-		}
-		pod := string(s.Metric["pod"])
-		pool, ok := poolOfWorker(pod)
+	for pod, v := range bytesByPod {
+		pool, ok := poolOfWorker(pod.Name)
 		if !ok {
 			continue
 		}
-		if figures, ok := byPool[types.NamespacedName{Namespace: string(s.Metric["namespace"]), Name: pool}]; ok {
-			figures[pod] = int64(v)
+		if figures, ok := byPool[types.NamespacedName{Namespace: pod.Namespace, Name: pool}]; ok {
+			figures[pod.Name] = int64(v)
 		}
 	}
 	for key, figures := range byPool {

@@ -39,6 +39,32 @@ import (
 // maxDelay bounds ?delay so that a test's mistake cannot hold a worker for long.
 const maxDelay = time.Minute
 
+// maxGrowMiB bounds what one request may make the application hold.
+const maxGrowMiB = 256
+
+// leak is memory the application keeps, as a leaking one does.
+var leak leaked
+
+type leaked struct {
+	mu     sync.Mutex
+	blocks [][]byte
+}
+
+// grow keeps mib MiB more, each page written so that it counts in the
+// working set; it returns the MiB held.
+func (l *leaked) grow(mib int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for range mib {
+		b := make([]byte, 1<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		l.blocks = append(l.blocks, b)
+	}
+	return len(l.blocks)
+}
+
 type counters struct {
 	mu          sync.Mutex
 	inFlight    int
@@ -86,6 +112,16 @@ func app(stats *counters, hostname string) http.HandlerFunc {
 				return
 			}
 			fmt.Fprintf(w, "%s=%s\n", path, b)
+			return
+		}
+		if n := q.Get("grow"); n != "" {
+			// An application whose memory grows (a leak): keep n MiB more.
+			mib, err := strconv.Atoi(n)
+			if err != nil || mib < 1 || mib > maxGrowMiB {
+				http.Error(w, fmt.Sprintf("grow must be 1-%d (MiB)", maxGrowMiB), http.StatusBadRequest)
+				return
+			}
+			fmt.Fprintf(w, "app on %s: holds %d MiB\n", hostname, leak.grow(mib))
 			return
 		}
 		if q.Get("exit") != "" {

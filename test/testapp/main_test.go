@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -35,5 +36,28 @@ func TestAHangStopsEveryLaterAnswerHealthCheckIncluded(t *testing.T) {
 		if err := get(path); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("GET %s after the hang: %v, want no answer before the client gives up", path, err)
 		}
+	}
+}
+
+// ?grow=N keeps N MiB more, as a leaking application does; a request over
+// the bound is refused.
+func TestGrowKeepsTheMemoryItWasAskedFor(t *testing.T) {
+	server := httptest.NewServer(app(&counters{}, "worker-1"))
+	defer server.Close()
+	body := func(path string) (int, string) {
+		resp, err := http.Get(server.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	held := len(leak.blocks)
+	if _, got := body("/?grow=3"); got != fmt.Sprintf("app on worker-1: holds %d MiB\n", held+3) {
+		t.Errorf("after ?grow=3: %q", got)
+	}
+	if status, _ := body("/?grow=100000"); status != http.StatusBadRequest {
+		t.Errorf("?grow=100000: %d, want 400", status)
 	}
 }
