@@ -139,6 +139,13 @@ func startLoad(url string, perSecond int, headers ...string) *load {
 	return l
 }
 
+// count is what was sent and failed so far.
+func (l *load) count() (sent, failed int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return int(l.sent.Load()), len(l.failures)
+}
+
 // stop ends the load (once), waits for the requests in flight and returns
 // the requests sent and the failures.
 func (l *load) stop() (int, []string) {
@@ -147,4 +154,79 @@ func (l *load) stop() (int, []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return int(l.sent.Load()), slices.Clone(l.failures)
+}
+
+// IIS PeriodicRestartPrivateMemory at 40 MiB per worker: an idle test
+// application and its nginx hold about 15 MiB; one asked to keep 32 MiB
+// more crosses the limit.
+var leakyFarm = testAppPool("leaky", 2, "recycling: {memory: 40Mi}") +
+	oneRouteFarm("leaking", "leaking.example", "leaky")
+
+// Under 200 requests/s, a worker whose memory grows past the pool's
+// recycling limit is replaced, its replacement Ready first, with no failed
+// request; the worker within its limit keeps running.
+func TestAWorkerOverItsMemoryLimitIsRecycledWithoutAFailedRequest(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cluster.Apply(t, ns, leakyFarm)
+	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/leaking", "apppool/leaky")
+	front := cluster.ServiceURL(t, ns, "leaking-frontend")
+	host := "Host: leaking.example"
+	framework.ExpectBody(t, time.Minute, front+"/", "app on leaky-", host)
+	selector := "app.kubernetes.io/component=pool,app.kubernetes.io/instance=leaky"
+	var originals []string
+	for _, p := range cluster.Pods(t, ns, selector) {
+		originals = append(originals, p.Name)
+	}
+
+	load := startLoad(front+"/", 200, host)
+	defer load.stop()
+	r := framework.ExpectBody(t, 30*time.Second, front+"/?grow=32", "holds 32 MiB", host)
+	leaking := strings.TrimSuffix(strings.Fields(r.Body)[2], ":") // "app on <pod>: holds 32 MiB"
+	if !slices.Contains(originals, leaking) {
+		t.Fatalf("the grown worker %q is not one of %v", leaking, originals)
+	}
+	grown := time.Now()
+	fewestReady := 2
+	framework.EventuallyEvery(t, 3*time.Minute, time.Second, func() error {
+		ready, present := 0, false
+		for _, p := range cluster.Pods(t, ns, selector) {
+			if p.Ready == "True" && !p.Deleting {
+				ready++
+			}
+			present = present || p.Name == leaking
+		}
+		fewestReady = min(fewestReady, ready)
+		if present {
+			return fmt.Errorf("%s still there (%d Ready workers)", leaking, ready)
+		}
+		return nil
+	})
+	recycledIn := time.Since(grown)
+	sent, failures := load.stop()
+	t.Logf("%s recycled %s after it grew past 40 MiB; %d requests sent at 200/s, %d failed; fewest Ready workers seen: %d",
+		leaking, recycledIn.Round(time.Second), sent, len(failures), fewestReady)
+	if len(failures) > 0 {
+		t.Errorf("%d of %d requests failed while the worker was recycled, first: %s", len(failures), sent, failures[0])
+	}
+	if fewestReady < 2 {
+		t.Errorf("the pool had %d Ready workers during the recycle; the replacement must be Ready first", fewestReady)
+	}
+	for _, p := range cluster.Pods(t, ns, selector) {
+		if slices.Contains(originals, p.Name) && p.Name == leaking {
+			t.Errorf("%s is still there", p.Name)
+		}
+	}
+	var kept bool
+	for _, p := range cluster.Pods(t, ns, selector) {
+		kept = kept || (slices.Contains(originals, p.Name) && p.Name != leaking)
+	}
+	if !kept {
+		t.Errorf("the worker within its memory limit was recycled too")
+	}
+	message := cluster.Run(t, "get", "apppool", "leaky", "-n", ns, "-o",
+		`jsonpath={.status.lastRecycles[?(@.reason=="Memory")].message}`)
+	if !strings.Contains(message, "over the limit of 40Mi") {
+		t.Errorf("status.lastRecycles for Memory: %q, want the limit crossed", message)
+	}
+	t.Logf("status says: %s", message)
 }

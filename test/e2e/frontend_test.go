@@ -1,0 +1,88 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"webfarm.dev/operator/test/e2e/framework"
+)
+
+// A farm with two frontend replicas in front of two test-application
+// workers.
+var churnFarm = testAppPool("steady", 2) + `apiVersion: webfarm.dev/v1alpha1
+kind: WebFarm
+metadata: {name: churn}
+spec:
+  sites:
+  - name: main
+    hosts: [churn.example]
+    routes: [{pathPrefix: /, appPool: steady}]
+  frontend:
+    replicas: 2
+    cpu: 100m
+`
+
+// Frontend replicas come and go without a failed request: under 200
+// requests/s (a new connection each), a frontend pod deleted and then a
+// rollout of every frontend pod lose nothing. A leaving Envoy keeps serving
+// while the Service's endpoints and the node's rules forget it, then stops.
+func TestFrontendPodsComeAndGoUnderLoadWithoutAFailedRequest(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cluster.Apply(t, ns, churnFarm)
+	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/churn", "apppool/steady")
+	front := cluster.ServiceURL(t, ns, "churn-frontend")
+	host := "Host: churn.example"
+	framework.ExpectBody(t, time.Minute, front+"/", "app on steady-", host)
+	selector := "app.kubernetes.io/component=frontend,app.kubernetes.io/instance=churn"
+	names := func() (ready int, all []string) {
+		for _, p := range cluster.Pods(t, ns, selector) {
+			all = append(all, p.Name)
+			if p.Ready == "True" && !p.Deleting {
+				ready++
+			}
+		}
+		return ready, all
+	}
+	// replaced waits until none of the given pods is left and two frontends are Ready.
+	replaced := func(step string, gone []string) {
+		t.Helper()
+		framework.EventuallyEvery(t, 3*time.Minute, time.Second, func() error {
+			ready, all := names()
+			for _, n := range all {
+				if slices.Contains(gone, n) {
+					return fmt.Errorf("%s: %s still there", step, n)
+				}
+			}
+			if ready < 2 {
+				return fmt.Errorf("%s: %d Ready frontends of %v", step, ready, all)
+			}
+			return nil
+		})
+	}
+
+	load := startLoad(front+"/", 200, host)
+	defer load.stop()
+	_, before := names()
+	deleted := before[0]
+	started := time.Now()
+	cluster.Run(t, "delete", "pod", "-n", ns, deleted, "--wait=false")
+	replaced("the deleted frontend", []string{deleted})
+	deletion := time.Since(started)
+	sentAtDeletion, failedAtDeletion := load.count()
+
+	_, before = names()
+	started = time.Now()
+	cluster.Run(t, "rollout", "restart", "-n", ns, "deployment/churn-frontend")
+	replaced("the rollout", before)
+	rollout := time.Since(started)
+	sent, failures := load.stop()
+	t.Logf("a frontend pod deleted: replaced in %s, %d requests sent, %d failed; a rollout of both: %s, %d requests in all, %d failed",
+		deletion.Round(time.Second), sentAtDeletion, failedAtDeletion, rollout.Round(time.Second), sent, len(failures))
+	if len(failures) > 0 {
+		t.Errorf("%d of %d requests failed while frontends came and went, first: %s", len(failures), sent, failures[0])
+	}
+}
