@@ -2,6 +2,7 @@ package main
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"webfarm.dev/operator/internal/apply"
@@ -94,6 +95,37 @@ func TestBaselineAppliesEveryRenderedChild(t *testing.T) {
 				if n != 1 {
 					t.Errorf("the baseline applies the %s %d times, want once", field, n)
 				}
+			}
+		})
+	}
+}
+
+func TestCompareChildCounts(t *testing.T) {
+	full := map[string]int{"Deployment": 80, "ConfigMap": 80, "Service": 80, "ServiceAccount": 80, "PodDisruptionBudget": 80}
+	noPoolAccounts := map[string]int{"Deployment": 80, "ConfigMap": 80, "Service": 80, "ServiceAccount": 2, "PodDisruptionBudget": 80}
+	// As many objects as full, of other kinds.
+	otherKinds := map[string]int{"Deployment": 80, "ConfigMap": 158, "Service": 80, "ServiceAccount": 2, "PodDisruptionBudget": 80}
+	const expected = 400
+
+	for _, tc := range []struct {
+		name               string
+		operator, baseline map[string]int
+		wantErr            string
+	}{
+		{"runs that both make the rendered objects agree", full, full, ""},
+		{"a baseline measured alone that makes them agrees", nil, full, ""},
+		{"an operator run without a baseline that makes them agrees", full, nil, ""},
+		{"a baseline without the pools' ServiceAccounts fails", full, noPoolAccounts, "the baseline made 322 child objects"},
+		{"an operator that makes fewer objects than rendered fails", noPoolAccounts, nil, "the operator made 322 child objects"},
+		{"runs with as many objects of other kinds fail", full, otherKinds, "are not the baseline's"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := compareChildCounts(expected, tc.operator, tc.baseline)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("compareChildCounts: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("compareChildCounts = %v, want an error with %q", err, tc.wantErr)
 			}
 		})
 	}
