@@ -87,7 +87,8 @@ func runBaseline(ctx context.Context, cfg *rest.Config, w workload, ns string, q
 			if i == 0 {
 				res.poolHash = objs.Deployment.Spec.Template.Annotations[k8s.ConfigHashKey]
 			}
-			if err := applyAll(ctx, objs.ConfigMap, objs.Service); err != nil {
+			// The apply fills in the Service's ClusterIP.
+			if err := applyAll(ctx, poolChildren(objs)...); err != nil {
 				return err
 			}
 			if objs.Service.Spec == nil || objs.Service.Spec.ClusterIP == nil {
@@ -96,7 +97,7 @@ func runBaseline(ctx context.Context, cfg *rest.Config, w workload, ns string, q
 			mu.Lock()
 			clusterIPs[m.Name] = *objs.Service.Spec.ClusterIP
 			mu.Unlock()
-			return applyAll(ctx, objs.PodDisruptionBudget, objs.Deployment)
+			return nil
 		}
 		m, err := model.ResolveFarm(farms[i-len(pools)], platform)
 		if err != nil {
@@ -110,7 +111,7 @@ func runBaseline(ctx context.Context, cfg *rest.Config, w workload, ns string, q
 		if i == len(pools) {
 			res.frontendHash = objs.Deployment.Spec.Template.Annotations[k8s.ConfigHashKey]
 		}
-		return applyAll(ctx, objs.ServiceAccount, objs.ConfigMap, objs.Service, objs.PodDisruptionBudget, objs.Deployment)
+		return applyAll(ctx, frontendChildren(objs)...)
 	})
 	if err != nil {
 		return res, err
@@ -134,11 +135,25 @@ func runBaseline(ctx context.Context, cfg *rest.Config, w workload, ns string, q
 			return err
 		}
 		objs := k8s.Cache(m, conf, agentConf)
-		return applyAll(ctx, objs.ConfigMap, objs.Service, objs.PodDisruptionBudget, objs.Deployment)
+		return applyAll(ctx, cacheChildren(objs)...)
 	})
 	res.wall = time.Since(start)
 	res.applied = applied
 	return res, err
+}
+
+// The children of a pool, a farm's frontend and a cache tier, in the order
+// their reconcilers apply them (controllers/*_controller.go).
+func poolChildren(o k8s.PoolObjects) []apply.Configuration {
+	return []apply.Configuration{o.ServiceAccount, o.ConfigMap, o.Service, o.PodDisruptionBudget, o.Deployment}
+}
+
+func frontendChildren(o k8s.FrontendObjects) []apply.Configuration {
+	return []apply.Configuration{o.ServiceAccount, o.ConfigMap, o.Service, o.PodDisruptionBudget, o.Deployment}
+}
+
+func cacheChildren(o k8s.CacheObjects) []apply.Configuration {
+	return []apply.Configuration{o.ConfigMap, o.Service, o.PodDisruptionBudget, o.Deployment}
 }
 
 // parallel runs do(0..n-1) on workers goroutines; the first error stops the rest.

@@ -171,6 +171,10 @@ func bench(ctx context.Context, o options) (*report, error) {
 		return rep, fmt.Errorf("operator run: %w", err)
 	}
 	rep.wall = time.Since(rep.start)
+	if rep.converged {
+		// Until every object is Ready the operator may not have made them all.
+		return rep, compareChildCounts(o.w.childCount(), rep.operatorChildren, rep.baselineChildren)
+	}
 	return rep, nil
 }
 
@@ -210,7 +214,11 @@ func runBaselinePhase(ctx context.Context, o options, rep *report) (err error) {
 		return err
 	}
 	logf("baseline: %d objects in %s", res.applied, res.wall.Round(time.Millisecond))
-	return nil
+	// Before the operator's run: a baseline that misses objects is no baseline.
+	if res.applied != o.w.childCount() {
+		return fmt.Errorf("applied %s child objects, the renderers make %s for this workload", num(res.applied), num(o.w.childCount()))
+	}
+	return compareChildCounts(o.w.childCount(), nil, rep.baselineChildren)
 }
 
 func runOperatorPhase(ctx context.Context, o options, rep *report) (err error) {

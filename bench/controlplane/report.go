@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -122,6 +123,30 @@ func total(m map[string]int) int {
 		n += v
 	}
 	return n
+}
+
+// compareChildCounts fails when a run made other child objects than the
+// renderers give the workload (expected), or when the operator's differ from
+// the baseline's by kind: only equal sets make the ratio compare like with
+// like. A nil count is a run that was not measured.
+func compareChildCounts(expected int, operator, baseline map[string]int) error {
+	var errs []error
+	for _, run := range []struct {
+		name   string
+		counts map[string]int
+	}{{"operator", operator}, {"baseline", baseline}} {
+		if run.counts != nil && total(run.counts) != expected {
+			errs = append(errs, fmt.Errorf("the %s made %s child objects (%s), the renderers make %s for this workload",
+				run.name, num(total(run.counts)), kinds(run.counts), num(expected)))
+		}
+	}
+	if operator != nil && baseline != nil && !maps.Equal(operator, baseline) {
+		errs = append(errs, fmt.Errorf("the operator's child objects (%s) are not the baseline's (%s)", kinds(operator), kinds(baseline)))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("the operator and the baseline do not make the same objects: %w", errors.Join(errs...))
+	}
+	return nil
 }
 
 // compareRendering checks that the operator made the objects the baseline

@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/render/k8s"
 )
 
 // The CRDs' limits on a farm's shape.
@@ -39,9 +41,21 @@ func (w workload) validate() error {
 func (w workload) poolCount() int { return w.farms * w.poolsPerFarm }
 func (w workload) hostCount() int { return w.farms * w.poolsPerFarm * w.hostsPerSite }
 
-// Child objects the operator makes: 4 per pool, 5 per farm (frontend), 4 per
-// referenced cache policy.
-func (w workload) childCount() int { return 4*w.poolCount() + 5*w.farms + 4*w.farms }
+// childCount is how many child objects the operator makes for the workload:
+// a pool's, a farm's frontend's, and a cache tier per farm (every farm routes
+// through its policy). The counts per parent come from the renderer's structs.
+func (w workload) childCount() int {
+	return w.poolCount()*childrenPer[k8s.PoolObjects]() +
+		w.farms*(childrenPer[k8s.FrontendObjects]()+childrenPer[k8s.CacheObjects]())
+}
+
+// childrenPer is how many objects a parent gets: one per field of its
+// renderer's struct (k8s.PoolObjects, FrontendObjects, CacheObjects), as its
+// reconciler applies every one. A child added to the renderer raises the
+// expected count, so a baseline that does not create it fails the run.
+func childrenPer[T k8s.PoolObjects | k8s.FrontendObjects | k8s.CacheObjects]() int {
+	return reflect.TypeFor[T]().NumField()
+}
 
 func farmName(f int) string    { return fmt.Sprintf("farm-%03d", f) }
 func poolName(f, p int) string { return fmt.Sprintf("f%03d-p%03d", f, p) }
