@@ -1,8 +1,10 @@
 package lifecycle
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -155,7 +157,10 @@ func recyclingLoop(in Input, d *Decision) map[v1.RecycleReason]bool {
 // the oldest such worker first.
 func dueRecycle(r model.Recycling, workers []Worker, now time.Time, paused map[v1.RecycleReason]bool) (Recycle, bool) {
 	candidates := slices.DeleteFunc(slices.Clone(workers), func(w Worker) bool { return w.Leaving || w.Recycling != "" })
-	slices.SortStableFunc(candidates, func(a, b Worker) int { return a.Started.Compare(b.Started) })
+	// Oldest first; creation times have whole seconds, so the name breaks ties.
+	slices.SortFunc(candidates, func(a, b Worker) int {
+		return cmp.Or(a.Started.Compare(b.Started), strings.Compare(a.Name, b.Name))
+	})
 	checks := []struct {
 		reason v1.RecycleReason
 		due    func(Worker) (string, bool)

@@ -63,6 +63,8 @@ func TestWorkerRecycling(t *testing.T) {
 		{"a scheduled time more than an hour ago starts no recycle",
 			model.Recycling{Schedule: &model.Schedule{Times: []int{16 * 60}, Location: time.UTC}},
 			[]Worker{worker("a", 5*time.Hour), worker("b", 5*time.Hour)}, "", "", 2},
+		{"of workers started in the same second the first by name is recycled first", periodic,
+			[]Worker{worker("b", 30*time.Hour), worker("a", 30*time.Hour)}, "a", v1.RecycleReasonInterval, 3},
 		{"no recycle starts while a worker is not Ready", periodic,
 			[]Worker{worker("a", 30*time.Hour), notReady(worker("b", 30*time.Hour))}, "", "", 2},
 		{"a marked worker keeps its replacement until the replacement is Ready", periodic,

@@ -11,33 +11,12 @@ import (
 	"webfarm.dev/operator/test/e2e/framework"
 )
 
-// A farm with two frontend replicas in front of two test-application
-// workers.
-var churnFarm = testAppPool("steady", 2) + `apiVersion: webfarm.dev/v1alpha1
-kind: WebFarm
-metadata: {name: churn}
-spec:
-  sites:
-  - name: main
-    hosts: [churn.example]
-    routes: [{pathPrefix: /, appPool: steady}]
-  frontend:
-    replicas: 2
-    cpu: 100m
-`
-
-// Frontend replicas come and go without a failed request: under 200
-// requests/s (a new connection each), a frontend pod deleted and then a
-// rollout of every frontend pod lose nothing. A leaving Envoy keeps serving
-// while the Service's endpoints and the node's rules forget it, then stops.
-func TestFrontendPodsComeAndGoUnderLoadWithoutAFailedRequest(t *testing.T) {
-	ns := cluster.Namespace(t)
-	cluster.Apply(t, ns, churnFarm)
-	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/churn", "apppool/steady")
-	front := cluster.ServiceURL(t, ns, "churn-frontend")
-	host := "Host: churn.example"
-	framework.ExpectBody(t, time.Minute, front+"/", "app on steady-", host)
-	selector := "app.kubernetes.io/component=frontend,app.kubernetes.io/instance=churn"
+// frontendChurn: under 200 requests/s (a new connection each), a frontend
+// pod deleted and then a rollout of every frontend pod of farm "replacing"
+// lose nothing. A leaving Envoy keeps serving while the Service's endpoints
+// and the node's rules forget it, then stops.
+func frontendChurn(t *testing.T, ns, front, host string) {
+	selector := "app.kubernetes.io/component=frontend,app.kubernetes.io/instance=replacing"
 	names := func() (ready int, all []string) {
 		for _, p := range cluster.Pods(t, ns, selector) {
 			all = append(all, p.Name)
@@ -76,7 +55,7 @@ func TestFrontendPodsComeAndGoUnderLoadWithoutAFailedRequest(t *testing.T) {
 
 	_, before = names()
 	started = time.Now()
-	cluster.Run(t, "rollout", "restart", "-n", ns, "deployment/churn-frontend")
+	cluster.Run(t, "rollout", "restart", "-n", ns, "deployment/replacing-frontend")
 	replaced("the rollout", before)
 	rollout := time.Since(started)
 	sent, failures := load.stop()

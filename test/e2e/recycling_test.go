@@ -16,27 +16,55 @@ import (
 	"webfarm.dev/operator/test/e2e/framework"
 )
 
-// IIS PeriodicRestartRequests at 3,000 requests per worker; 200 requests/s
-// over two workers brings each to it in about 30 s.
-var recycleFarm = testAppPool("recycled", 2, "recycling: {requests: 3000}") +
-	oneRouteFarm("recycling", "recycling.example", "recycled")
+// One farm for the tests of workers and frontends replaced under load: two
+// frontend replicas; pool "recycled" with IIS PeriodicRestartRequests at
+// 3,000 requests per worker (200 requests/s over two workers brings each
+// to it in about 30 s); pool "leaky" with PeriodicRestartPrivateMemory at
+// 40 MiB per worker (an idle test application and its nginx hold about
+// 15 MiB; one asked to keep 32 MiB more crosses the limit).
+var replacementFarm = testAppPool("recycled", 2, "recycling: {requests: 3000}") +
+	testAppPool("leaky", 2, "recycling: {memory: 40Mi}") + `apiVersion: webfarm.dev/v1alpha1
+kind: WebFarm
+metadata: {name: replacing}
+spec:
+  sites:
+  - name: requests
+    hosts: [recycling.example]
+    routes: [{pathPrefix: /, appPool: recycled}]
+  - name: memory
+    hosts: [leaking.example]
+    routes: [{pathPrefix: /, appPool: leaky}]
+  frontend:
+    replicas: 2
+    cpu: 100m
+`
 
-// Under 200 requests/s, each worker of a pool with a request limit is
-// recycled once it served that many requests: the replacement is Ready
-// before the old worker leaves (the pool never has fewer than two Ready
-// workers), and no request fails.
-func TestWorkersAreRecycledAfterTheirRequestLimitWithoutAFailedRequest(t *testing.T) {
+// Workers recycled and frontend pods replaced under 200 requests/s (a new
+// connection each) lose no request; the subtests share one farm.
+func TestWorkersAndFrontendsAreReplacedUnderLoadWithoutAFailedRequest(t *testing.T) {
 	ns := cluster.Namespace(t)
-	cluster.Apply(t, ns, recycleFarm)
-	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/recycling", "apppool/recycled")
-	front := cluster.ServiceURL(t, ns, "recycling-frontend")
+	cluster.Apply(t, ns, replacementFarm)
+	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/replacing", "apppool/recycled", "apppool/leaky")
+	front := cluster.ServiceURL(t, ns, "replacing-frontend")
+	framework.ExpectBody(t, time.Minute, front+"/", "app on recycled-", "Host: recycling.example")
+	framework.ExpectBody(t, time.Minute, front+"/", "app on leaky-", "Host: leaking.example")
+	t.Run("each worker is recycled after its request limit, its replacement Ready first", func(t *testing.T) {
+		requestRecycle(t, ns, front)
+	})
+	t.Run("a worker over its memory limit is recycled, its replacement Ready first, the other kept", func(t *testing.T) {
+		memoryRecycle(t, ns, front)
+	})
+	t.Run("a frontend pod deleted and a rollout of the frontends lose nothing", func(t *testing.T) {
+		frontendChurn(t, ns, front, "Host: recycling.example")
+	})
+}
+
+// requestRecycle: each original worker of pool "recycled" is replaced once
+// it served its limit; the pool never has fewer than two Ready workers.
+func requestRecycle(t *testing.T, ns, front string) {
 	host := "Host: recycling.example"
-	framework.ExpectBody(t, time.Minute, front+"/", "app on recycled-", host)
 	selector := "app.kubernetes.io/component=pool,app.kubernetes.io/instance=recycled"
-	var originals []string
-	for _, p := range cluster.Pods(t, ns, selector) {
-		originals = append(originals, p.Name)
-	}
+	originals := podNames(t, ns, selector)
 
 	started := time.Now()
 	load := startLoad(front+"/", 200, host)
@@ -87,6 +115,16 @@ func TestWorkersAreRecycledAfterTheirRequestLimitWithoutAFailedRequest(t *testin
 		}
 	}
 	expectPoolMetric(t, "webfarm_pool_recycles_total", ns, "recycled", ">= 2")
+}
+
+// podNames are the names of the pods the selector finds.
+func podNames(t *testing.T, ns, selector string) []string {
+	t.Helper()
+	var names []string
+	for _, p := range cluster.Pods(t, ns, selector) {
+		names = append(names, p.Name)
+	}
+	return names
 }
 
 // load sends GETs at a fixed rate until stopped (at most five minutes),
@@ -156,27 +194,12 @@ func (l *load) stop() (int, []string) {
 	return int(l.sent.Load()), slices.Clone(l.failures)
 }
 
-// IIS PeriodicRestartPrivateMemory at 40 MiB per worker: an idle test
-// application and its nginx hold about 15 MiB; one asked to keep 32 MiB
-// more crosses the limit.
-var leakyFarm = testAppPool("leaky", 2, "recycling: {memory: 40Mi}") +
-	oneRouteFarm("leaking", "leaking.example", "leaky")
-
-// Under 200 requests/s, a worker whose memory grows past the pool's
-// recycling limit is replaced, its replacement Ready first, with no failed
-// request; the worker within its limit keeps running.
-func TestAWorkerOverItsMemoryLimitIsRecycledWithoutAFailedRequest(t *testing.T) {
-	ns := cluster.Namespace(t)
-	cluster.Apply(t, ns, leakyFarm)
-	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/leaking", "apppool/leaky")
-	front := cluster.ServiceURL(t, ns, "leaking-frontend")
+// memoryRecycle: the worker of pool "leaky" whose memory grows past the
+// recycling limit is replaced; the worker within its limit keeps running.
+func memoryRecycle(t *testing.T, ns, front string) {
 	host := "Host: leaking.example"
-	framework.ExpectBody(t, time.Minute, front+"/", "app on leaky-", host)
 	selector := "app.kubernetes.io/component=pool,app.kubernetes.io/instance=leaky"
-	var originals []string
-	for _, p := range cluster.Pods(t, ns, selector) {
-		originals = append(originals, p.Name)
-	}
+	originals := podNames(t, ns, selector)
 
 	load := startLoad(front+"/", 200, host)
 	defer load.stop()
