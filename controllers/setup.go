@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/activator"
 	"webfarm.dev/operator/internal/apply"
 	"webfarm.dev/operator/internal/cpu"
 	"webfarm.dev/operator/internal/health"
@@ -179,7 +180,10 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 		return err
 	}
 	if opts.ActivatorAddress != "" && platform.ActivatorPort > 0 {
-		if err := mgr.Add(&ActivatorServer{Address: opts.ActivatorAddress, Handler: newActivator(c, platform.ActivationTimeout)}); err != nil {
+		coldStart := func(namespace, pool string, took time.Duration) {
+			poolColdStart.WithLabelValues(namespace, pool).Observe(took.Seconds())
+		}
+		if err := mgr.Add(activator.NewServer(opts.ActivatorAddress, c, platform.ActivationTimeout, coldStart)); err != nil {
 			return err
 		}
 	}
