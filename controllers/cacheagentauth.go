@@ -2,10 +2,7 @@ package controllers
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,19 +53,5 @@ func (r *CachePolicyReconciler) tierAgentToken(ctx context.Context, namespace, p
 			return token, err
 		}
 	}
-	return newAgentToken()
-}
-
-// newAgentToken is 32 random bytes in hex.
-func newAgentToken() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b), nil
-}
-
-// authorizeAgentRequest adds the tier's token to a request for its agent.
-func authorizeAgentRequest(req *http.Request, token string) {
-	req.Header.Set("Authorization", "Bearer "+token)
+	return cacheagent.NewAdminToken()
 }

@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -24,6 +23,7 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
+	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/render/nginx"
@@ -40,10 +40,9 @@ type CachePolicyReconciler struct {
 	Applier   *apply.Applier
 	Platform  model.Platform
 	Recorder  events.EventRecorder
-	// HTTP reaches the cache pods' agents (purges) on AgentPort
-	// (nginx.AgentAdminPort when 0).
-	HTTP      *http.Client
-	AgentPort int32
+	// Agents asks the cache pods' agents for purges (Port 0:
+	// nginx.AgentAdminPort).
+	Agents cacheagent.Client
 }
 
 // +kubebuilder:rbac:groups=webfarm.dev,resources=cachepolicies,verbs=get;list;watch

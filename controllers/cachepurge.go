@@ -7,10 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
-	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/render/nginx"
 )
@@ -221,12 +216,9 @@ func (r *CachePolicyReconciler) purgeTier(ctx context.Context, policy *v1.CacheP
 	if err != nil {
 		return 0, err
 	}
-	httpClient, port := r.HTTP, r.AgentPort
-	if httpClient == nil {
-		httpClient = http.DefaultClient
-	}
-	if port == 0 {
-		port = nginx.AgentAdminPort
+	agents := r.Agents
+	if agents.Port == 0 {
+		agents.Port = nginx.AgentAdminPort
 	}
 	var total int64
 	var errs []error
@@ -234,7 +226,7 @@ func (r *CachePolicyReconciler) purgeTier(ctx context.Context, policy *v1.CacheP
 		if pod.Status.PodIP == "" || pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning {
 			continue
 		}
-		n, err := purgeAgent(ctx, httpClient, pod.Status.PodIP, port, token, pool)
+		n, err := agents.Purge(ctx, pod.Status.PodIP, token, pool)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("purging cache pod %s: %w", pod.Name, err))
 			continue
@@ -242,25 +234,4 @@ func (r *CachePolicyReconciler) purgeTier(ctx context.Context, policy *v1.CacheP
 		total += n
 	}
 	return total, errors.Join(errs...)
-}
-
-func purgeAgent(ctx context.Context, c *http.Client, ip string, port int32, token, pool string) (int64, error) {
-	u := "http://" + net.JoinHostPort(ip, strconv.Itoa(int(port))) + cacheagent.PurgePath
-	if pool != "" {
-		u += "?pool=" + url.QueryEscape(pool)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
-	if err != nil {
-		return 0, err
-	}
-	authorizeAgentRequest(req, token)
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		return 0, fmt.Errorf("POST %s: %s", u, resp.Status)
-	}
-	return strconv.ParseInt(resp.Header.Get(cacheagent.PurgedHeader), 10, 64)
 }

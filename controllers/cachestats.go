@@ -2,10 +2,6 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"net"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -74,9 +70,8 @@ type CacheStats struct {
 	Client         client.Client
 	Interval       time.Duration
 	StatusInterval time.Duration
-	HTTP           *http.Client
-	// AgentPort is where the agents serve their counters (nginx.AgentAdminPort).
-	AgentPort int32
+	// Agents reads the agents' counters (Port 0: nginx.AgentAdminPort).
+	Agents cacheagent.Client
 
 	baselined bool // see FrontendStats: the first reading of a new leader is a baseline
 	mu        sync.Mutex
@@ -100,8 +95,8 @@ func (s *CacheStats) Start(ctx context.Context) error {
 	s.last = map[types.UID]cacheagent.Stats{}
 	s.pending = map[types.NamespacedName]*cacheTotals{}
 	s.written = map[types.NamespacedName]time.Time{}
-	if s.AgentPort == 0 {
-		s.AgentPort = nginx.AgentAdminPort
+	if s.Agents.Port == 0 {
+		s.Agents.Port = nginx.AgentAdminPort
 	}
 	tick := time.NewTicker(s.Interval)
 	defer tick.Stop()
@@ -142,7 +137,7 @@ func (s *CacheStats) collect(ctx context.Context) {
 			}
 			tokens[key] = token
 		}
-		now, err := readAgentStats(ctx, s.HTTP, pod.Status.PodIP, s.AgentPort, token)
+		now, err := s.Agents.Stats(ctx, pod.Status.PodIP, token)
 		if err != nil {
 			log.V(1).Info("reading a cache agent", "pod", pod.Namespace+"/"+pod.Name, "error", err.Error())
 			continue
@@ -259,24 +254,4 @@ func (s *CacheStats) record(ctx context.Context, key types.NamespacedName, grown
 		return nil
 	}
 	return s.Client.Status().Patch(ctx, &policy, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-}
-
-// readAgentStats reads one cache agent's counters.
-func readAgentStats(ctx context.Context, c *http.Client, ip string, port int32, token string) (cacheagent.Stats, error) {
-	var st cacheagent.Stats
-	url := "http://" + net.JoinHostPort(ip, strconv.Itoa(int(port))) + cacheagent.StatsPath
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return st, err
-	}
-	authorizeAgentRequest(req, token)
-	resp, err := c.Do(req)
-	if err != nil {
-		return st, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return st, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return st, json.NewDecoder(resp.Body).Decode(&st)
 }

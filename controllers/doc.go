@@ -4,7 +4,7 @@
 // observed, decides (an AppPool through internal/lifecycle), renders children
 // (internal/render/...), applies them (internal/apply) and writes its status
 // once. The leader-only collectors that feed the AppPool reconciler
-// (frontendstats.go, cachestats.go, cpumonitor.go, autoscaler.go), the
-// activator's server and the Prometheus discovery handler live here too for
-// now; docs/architecture.md draws the whole.
+// (frontendstats.go, cachestats.go, cpumonitor.go, autoscaler.go) live here
+// too for now; setup.go wires them and the activator's server
+// (internal/activator). docs/architecture.md draws the whole.
 package controllers

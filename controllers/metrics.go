@@ -12,6 +12,11 @@ var poolMetrics []interface{ DeleteLabelValues(...string) bool }
 // poolLabels label every pool metric.
 var poolLabels = []string{"namespace", "pool"}
 
+// poolColdStart is what the activator reports of the pools it started.
+var poolColdStart = poolHistogram("webfarm_pool_cold_start_seconds",
+	"Time from the request that started an idle pool to its first ready worker, as the activator saw it.",
+	[]float64{0.5, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89})
+
 // poolCounter, poolGauge and poolHistogram make a pool metric, registered
 // with the operator's metrics endpoint.
 func poolCounter(name, help string) *prometheus.CounterVec {

@@ -79,7 +79,7 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		client.MatchingLabels{k8s.LabelManagedBy: k8s.ManagedBy}); err != nil {
 		return ctrl.Result{}, err
 	}
-	routing, err := envoy.FarmRouting(f, pools, backendsOf(endpointSlices.Items))
+	routing, err := envoy.FarmRouting(f, pools, k8s.Backends(endpointSlices.Items))
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -191,62 +191,6 @@ func (r *RoutingReconciler) poolsOf(ctx context.Context, f model.Farm) (map[stri
 		}
 	}
 	return pools, nil
-}
-
-// backendsOf turns the EndpointSlices of the operator's Services (which carry
-// their Service's component and instance labels) into each cluster's
-// endpoints: ready ones take requests, terminating ones that still serve drain.
-func backendsOf(endpointSlices []discoveryv1.EndpointSlice) envoy.Backends {
-	b := envoy.Backends{}
-	for _, s := range endpointSlices {
-		var cluster string
-		switch s.Labels[k8s.LabelComponent] {
-		case k8s.ComponentPool:
-			cluster = envoy.PoolCluster(s.Labels[k8s.LabelInstance])
-		case k8s.ComponentCache:
-			cluster = envoy.CacheCluster(s.Labels[k8s.LabelInstance])
-		default:
-			continue
-		}
-		port, ok := httpPort(s)
-		if !ok {
-			continue
-		}
-		for _, e := range s.Endpoints {
-			state, serving := endpointState(e.Conditions)
-			if !serving {
-				continue
-			}
-			for _, address := range e.Addresses {
-				b[cluster] = append(b[cluster], envoy.Endpoint{Address: address, Port: port, State: state})
-			}
-		}
-	}
-	return b
-}
-
-func httpPort(s discoveryv1.EndpointSlice) (uint32, bool) {
-	for _, p := range s.Ports {
-		if p.Name != nil && *p.Name == "http" && p.Port != nil {
-			return uint32(*p.Port), true
-		}
-	}
-	return 0, false
-}
-
-// endpointState follows the EndpointSlice conventions: nil ready means ready;
-// a terminating endpoint that still serves is draining.
-func endpointState(c discoveryv1.EndpointConditions) (envoy.EndpointState, bool) {
-	ready := c.Ready == nil || *c.Ready
-	serving := c.Serving != nil && *c.Serving
-	terminating := c.Terminating != nil && *c.Terminating
-	switch {
-	case ready && !terminating:
-		return envoy.EndpointReady, true
-	case serving || (ready && terminating):
-		return envoy.EndpointDraining, true
-	}
-	return 0, false
 }
 
 // SetupWithManager runs the routing controller on every replica: it watches

@@ -22,7 +22,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/activator"
 	"webfarm.dev/operator/internal/apply"
+	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/cpu"
 	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/model"
@@ -179,7 +181,10 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 		return err
 	}
 	if opts.ActivatorAddress != "" && platform.ActivatorPort > 0 {
-		if err := mgr.Add(&ActivatorServer{Address: opts.ActivatorAddress, Handler: newActivator(c, platform.ActivationTimeout)}); err != nil {
+		coldStart := func(namespace, pool string, took time.Duration) {
+			poolColdStart.WithLabelValues(namespace, pool).Observe(took.Seconds())
+		}
+		if err := mgr.Add(activator.NewServer(opts.ActivatorAddress, c, platform.ActivationTimeout, coldStart)); err != nil {
 			return err
 		}
 	}
@@ -202,7 +207,7 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 		}
 	}
 	if err := (&CachePolicyReconciler{Client: c, APIReader: mgr.GetAPIReader(), Applier: applier, Platform: platform, Recorder: recorder,
-		HTTP: &http.Client{Timeout: 5 * time.Second}, AgentPort: nginx.AgentAdminPort}).SetupWithManager(mgr, opts); err != nil {
+		Agents: cacheagent.Client{HTTP: &http.Client{Timeout: 5 * time.Second}, Port: nginx.AgentAdminPort}}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if opts.FrontendStatsInterval > 0 {
@@ -213,7 +218,7 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 		}
 		// The cache tiers' counters, read as often; their status changes less often.
 		cacheStats := &CacheStats{Client: c, Interval: opts.FrontendStatsInterval, StatusInterval: cacheStatusInterval,
-			HTTP: &http.Client{Timeout: 2 * time.Second}, AgentPort: nginx.AgentAdminPort}
+			Agents: cacheagent.Client{HTTP: &http.Client{Timeout: 2 * time.Second}, Port: nginx.AgentAdminPort}}
 		if err := mgr.Add(cacheStats); err != nil {
 			return err
 		}

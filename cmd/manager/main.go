@@ -23,6 +23,7 @@ import (
 
 	"webfarm.dev/operator/controllers"
 	"webfarm.dev/operator/internal/cacheagent"
+	"webfarm.dev/operator/internal/discovery"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/scheme"
@@ -110,7 +111,7 @@ func main() {
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme: scheme.New(),
 		Metrics: metricsOptions(metricsAddr, secureMetrics, map[string]http.Handler{
-			controllers.FrontendDiscoveryPath: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { frontends.ServeHTTP(w, r) }),
+			discovery.FrontendsPath: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { frontends.ServeHTTP(w, r) }),
 		}),
 		HealthProbeBindAddress:  probeAddr,
 		LeaderElection:          leaderElect,
@@ -129,7 +130,7 @@ func main() {
 		log.Error(err, "creating the manager")
 		os.Exit(1)
 	}
-	frontends = controllers.FrontendDiscovery(mgr.GetClient())
+	frontends = discovery.Frontends(mgr.GetClient())
 	xdsServer := xds.NewServer(xdsBindAddress)
 	if err := mgr.Add(xdsServer); err != nil {
 		log.Error(err, "adding the xDS server")

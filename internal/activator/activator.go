@@ -3,7 +3,8 @@
 // asks for the pool to start, waits a bounded time for a ready worker, with
 // a bounded number of requests waiting per pool, and hands each request to
 // the worker. The frontends route such a pool's requests here until they
-// have a ready worker of their own.
+// have a ready worker of their own. Server serves it on every replica of the
+// operator, over the operator's cache.
 package activator
 
 import (

@@ -4,7 +4,7 @@
 // "Web Service Cache" counters, and purges entries on request.
 //
 // nginx answers hits itself; only its misses pass through the agent on their
-// way to the pool.
+// way to the pool. Client is the operator's side of the agent's admin API.
 package cacheagent
 
 import (

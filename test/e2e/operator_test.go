@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"webfarm.dev/operator/controllers"
+	"webfarm.dev/operator/internal/discovery"
 	"webfarm.dev/operator/test/e2e/framework"
 )
 
@@ -88,7 +88,7 @@ func TestTheChartInstallsTheOperator(t *testing.T) {
 		insecure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the operator's certificate is self-signed
 		}}
-		for _, path := range []string{"/metrics", controllers.FrontendDiscoveryPath} {
+		for _, path := range []string{"/metrics", discovery.FrontendsPath} {
 			url := "https://" + net.JoinHostPort(pods[0].IP, "8080") + path
 			resp, err := insecure.Get(url)
 			if err != nil {

@@ -35,6 +35,7 @@ type Tier struct {
 	// AdminToken (the model's, else TestAdminToken).
 	AdminURL   string
 	AdminToken string
+	agent      cacheagent.Client
 	// Dir holds the config, the cache folder and nginx's files.
 	Dir string
 
@@ -139,6 +140,7 @@ func (t *Tier) start(nginxBin string, c model.Cache, now func() time.Time) error
 		close(t.stopped)
 	}()
 	t.AdminURL = fmt.Sprintf("http://127.0.0.1:%d", adminPort)
+	t.agent = cacheagent.Client{Port: int32(adminPort)}
 	if err := waitFor(t.AdminURL+cacheagent.HealthPath, t.stopped, &t.runErr); err != nil {
 		return fmt.Errorf("the agent did not start: %w", err)
 	}
@@ -164,46 +166,16 @@ func (t *Tier) start(nginxBin string, c model.Cache, now func() time.Time) error
 // Log is what nginx wrote so far.
 func (t *Tier) Log() string { return t.log.String() }
 
-// Stats reads the agent's counters.
+// Stats reads the agent's counters, as the operator does.
 func (t *Tier) Stats() (cacheagent.Stats, error) {
-	var s cacheagent.Stats
-	resp, err := t.admin(http.MethodGet, t.AdminURL+cacheagent.StatsPath)
-	if err != nil {
-		return s, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return s, fmt.Errorf("stats: %s", resp.Status)
-	}
-	return s, json.NewDecoder(resp.Body).Decode(&s)
+	return t.agent.Stats(context.Background(), "127.0.0.1", t.AdminToken)
 }
 
-// Purge asks the agent to purge a pool's entries ("" for all) and returns
-// how many it removed.
+// Purge asks the agent to purge a pool's entries ("" for all), as the
+// operator does, and returns how many it removed.
 func (t *Tier) Purge(pool string) (int, error) {
-	url := t.AdminURL + cacheagent.PurgePath
-	if pool != "" {
-		url += "?pool=" + pool
-	}
-	resp, err := t.admin(http.MethodPost, url)
-	if err != nil {
-		return 0, err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		return 0, fmt.Errorf("purge: %s", resp.Status)
-	}
-	return strconv.Atoi(resp.Header.Get(cacheagent.PurgedHeader))
-}
-
-// admin sends a request to the agent's admin endpoint with its token.
-func (t *Tier) admin(method, url string) (*http.Response, error) {
-	req, err := http.NewRequest(method, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+t.AdminToken)
-	return http.DefaultClient.Do(req)
+	n, err := t.agent.Purge(context.Background(), "127.0.0.1", t.AdminToken, pool)
+	return int(n), err
 }
 
 // Stop ends nginx (gracefully: its workers finish) and the agent, and

@@ -1,4 +1,6 @@
-package controllers
+// Package discovery lists the farms' Envoy frontends for Prometheus' HTTP
+// service discovery (http_sd_configs), served beside the operator's metrics.
+package discovery
 
 import (
 	"encoding/json"
@@ -15,12 +17,12 @@ import (
 	"webfarm.dev/operator/internal/render/k8s"
 )
 
-// FrontendDiscoveryPath is where the operator lists its farms' Envoy
+// FrontendsPath is where the operator lists its farms' Envoy
 // frontends for Prometheus' HTTP service discovery (http_sd_configs): any
 // Prometheus, with or without Kubernetes service discovery, can scrape the
 // per-pool counters the autoscaler's default query reads, labelled with the
 // namespace and pod it needs.
-const FrontendDiscoveryPath = "/discovery/frontends"
+const FrontendsPath = "/discovery/frontends"
 
 // targetGroup is one entry of Prometheus' HTTP service discovery format.
 type targetGroup struct {
@@ -28,9 +30,9 @@ type targetGroup struct {
 	Labels  map[string]string `json:"labels"`
 }
 
-// FrontendDiscovery serves the running frontend pods as scrape targets of
+// Frontends serves the running frontend pods as scrape targets of
 // their Envoy admin's Prometheus page.
-func FrontendDiscovery(c client.Reader) http.Handler {
+func Frontends(c client.Reader) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var pods corev1.PodList
 		if err := c.List(r.Context(), &pods, client.MatchingLabels{

@@ -1,4 +1,4 @@
-package controllers
+package discovery
 
 import (
 	"encoding/json"

@@ -1,0 +1,99 @@
+package activator
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/internal/render/k8s"
+)
+
+// clusterPools give the activator the pools as the operator's cache sees them.
+type clusterPools struct {
+	client client.Client
+}
+
+// ReadyWorker is a ready worker of the pool, from its EndpointSlices.
+func (c clusterPools) ReadyWorker(ctx context.Context, namespace, pool string) (string, bool) {
+	var slices discoveryv1.EndpointSliceList
+	if err := c.client.List(ctx, &slices, client.InNamespace(namespace), client.MatchingLabels{
+		k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelComponent: k8s.ComponentPool, k8s.LabelInstance: pool,
+	}); err != nil {
+		return "", false
+	}
+	for _, e := range k8s.Backends(slices.Items)[envoy.PoolCluster(pool)] {
+		if e.State == envoy.EndpointReady {
+			return net.JoinHostPort(e.Address, strconv.Itoa(int(e.Port))), true
+		}
+	}
+	return "", false
+}
+
+// Start asks an idle pool to start: the wake annotation, once per idle spell.
+func (c clusterPools) Start(ctx context.Context, namespace, pool string) (bool, error) {
+	var p v1.AppPool
+	if err := c.client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: pool}, &p); err != nil {
+		return false, err
+	}
+	if p.Status.IdleSince == nil {
+		return false, nil
+	}
+	if asked, err := time.Parse(time.RFC3339Nano, p.Annotations[v1.WakeAnnotation]); err == nil && asked.After(p.Status.IdleSince.Time) {
+		return false, nil
+	}
+	patch := client.MergeFrom(p.DeepCopy())
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	p.Annotations[v1.WakeAnnotation] = time.Now().UTC().Format(time.RFC3339Nano)
+	return true, c.client.Patch(ctx, &p, patch)
+}
+
+// Server serves the activator on every replica of the operator:
+// the frontends reach whichever their Service picks.
+type Server struct {
+	address string
+	handler *Activator
+}
+
+// NewServer is the activator over the operator's cache, to serve at address;
+// coldStart receives how long each started pool took to its first ready worker.
+func NewServer(address string, c client.Client, timeout time.Duration, coldStart func(namespace, pool string, took time.Duration)) *Server {
+	return &Server{address: address, handler: &Activator{
+		Pools: clusterPools{client: c}, Timeout: timeout, MaxWaiting: maxWaiting, Poll: 100 * time.Millisecond, ColdStart: coldStart,
+	}}
+}
+
+// maxWaiting bounds the requests one operator replica holds per pool (IIS's
+// default queue length).
+const maxWaiting = 1000
+
+// NeedLeaderElection: every replica holds and hands over requests.
+func (s *Server) NeedLeaderElection() bool { return false }
+
+// Start serves until ctx ends, then lets held requests finish.
+func (s *Server) Start(ctx context.Context) error {
+	srv := &http.Server{Addr: s.address, Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	errs := make(chan error, 1)
+	go func() { errs <- srv.ListenAndServe() }()
+	select {
+	case err := <-errs:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), s.handler.Timeout+5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
