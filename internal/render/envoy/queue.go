@@ -121,8 +121,21 @@ func localReplies() *hcmv3.LocalReplyConfig {
 // only filter that turns an upstream status into a local reply without a
 // script.
 func QueueTimeoutFilter() *hcmv3.HttpFilter {
+	return customResponse("envoy.filters.http.custom_response",
+		&xdscorev3.TypedExtensionConfig{Name: "status", TypedConfig: mustAny(&matcherv3.HttpResponseStatusCodeMatchInput{})},
+		strconv.Itoa(model.QueueTimeoutStatus),
+		&xdscorev3.TypedExtensionConfig{Name: "queue-timeout", TypedConfig: mustAny(&localresponsepolicyv3.LocalResponsePolicy{
+			StatusCode:           wrapperspb.UInt32(503),
+			Body:                 &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: QueueTimeoutBody}},
+			ResponseHeadersToAdd: []*corev3.HeaderValueOption{setHeader("Retry-After", retryAfterValue), setHeader(QueueHeader, QueueTimedOut)},
+		})})
+}
+
+// customResponse is a custom response filter named name that takes the
+// action on a response whose input (its status, a header) is exactly value.
+func customResponse(name string, input *xdscorev3.TypedExtensionConfig, value string, action *xdscorev3.TypedExtensionConfig) *hcmv3.HttpFilter {
 	return &hcmv3.HttpFilter{
-		Name: "envoy.filters.http.custom_response",
+		Name: name,
 		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&customresponsev3.CustomResponse{
 			CustomResponseMatcher: &xdsmatcherv3.Matcher{
 				MatcherType: &xdsmatcherv3.Matcher_MatcherList_{MatcherList: &xdsmatcherv3.Matcher_MatcherList{
@@ -130,28 +143,14 @@ func QueueTimeoutFilter() *hcmv3.HttpFilter {
 						Predicate: &xdsmatcherv3.Matcher_MatcherList_Predicate{
 							MatchType: &xdsmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
 								SinglePredicate: &xdsmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
-									Input: &xdscorev3.TypedExtensionConfig{
-										Name:        "status",
-										TypedConfig: mustAny(&matcherv3.HttpResponseStatusCodeMatchInput{}),
-									},
+									Input: input,
 									Matcher: &xdsmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{
-										ValueMatch: &xdsmatcherv3.StringMatcher{MatchPattern: &xdsmatcherv3.StringMatcher_Exact{
-											Exact: strconv.Itoa(model.QueueTimeoutStatus),
-										}},
+										ValueMatch: &xdsmatcherv3.StringMatcher{MatchPattern: &xdsmatcherv3.StringMatcher_Exact{Exact: value}},
 									},
 								},
 							},
 						},
-						OnMatch: &xdsmatcherv3.Matcher_OnMatch{OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{
-							Action: &xdscorev3.TypedExtensionConfig{
-								Name: "queue-timeout",
-								TypedConfig: mustAny(&localresponsepolicyv3.LocalResponsePolicy{
-									StatusCode:           wrapperspb.UInt32(503),
-									Body:                 &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: QueueTimeoutBody}},
-									ResponseHeadersToAdd: []*corev3.HeaderValueOption{setHeader("Retry-After", retryAfterValue), setHeader(QueueHeader, QueueTimedOut)},
-								}),
-							},
-						}},
+						OnMatch: &xdsmatcherv3.Matcher_OnMatch{OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{Action: action}},
 					}},
 				}},
 			},
@@ -235,36 +234,10 @@ func abortVirtualHost() *routev3.VirtualHost {
 // only a request it has read whole: one whose body had not all arrived when
 // the queue refused it still gets the 503.
 func resetFilter() *hcmv3.HttpFilter {
-	return &hcmv3.HttpFilter{
-		Name: "webfarm.unavailable_l4",
-		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&customresponsev3.CustomResponse{
-			CustomResponseMatcher: &xdsmatcherv3.Matcher{
-				MatcherType: &xdsmatcherv3.Matcher_MatcherList_{MatcherList: &xdsmatcherv3.Matcher_MatcherList{
-					Matchers: []*xdsmatcherv3.Matcher_MatcherList_FieldMatcher{{
-						Predicate: &xdsmatcherv3.Matcher_MatcherList_Predicate{
-							MatchType: &xdsmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{
-								SinglePredicate: &xdsmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
-									Input: &xdscorev3.TypedExtensionConfig{
-										Name:        "queue",
-										TypedConfig: mustAny(&matcherv3.HttpResponseHeaderMatchInput{HeaderName: queueKey}),
-									},
-									Matcher: &xdsmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_ValueMatch{
-										ValueMatch: &xdsmatcherv3.StringMatcher{MatchPattern: &xdsmatcherv3.StringMatcher_Exact{Exact: QueueRejected}},
-									},
-								},
-							},
-						},
-						OnMatch: &xdsmatcherv3.Matcher_OnMatch{OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{
-							Action: &xdscorev3.TypedExtensionConfig{
-								Name: "reset",
-								TypedConfig: mustAny(&redirectpolicyv3.RedirectPolicy{
-									RedirectActionSpecifier: &redirectpolicyv3.RedirectPolicy_Uri{Uri: "http://" + abortHost + "/"},
-								}),
-							},
-						}},
-					}},
-				}},
-			},
-		})},
-	}
+	return customResponse("webfarm.unavailable_l4",
+		&xdscorev3.TypedExtensionConfig{Name: "queue", TypedConfig: mustAny(&matcherv3.HttpResponseHeaderMatchInput{HeaderName: queueKey})},
+		QueueRejected,
+		&xdscorev3.TypedExtensionConfig{Name: "reset", TypedConfig: mustAny(&redirectpolicyv3.RedirectPolicy{
+			RedirectActionSpecifier: &redirectpolicyv3.RedirectPolicy_Uri{Uri: "http://" + abortHost + "/"},
+		})})
 }
