@@ -59,7 +59,7 @@ func Frontend(f model.Farm, bootstrap []byte) FrontendObjects {
 		WithSecurityContext(restrictedContainer()).
 		// A leaving frontend keeps accepting until its Service's endpoints
 		// and every node's rules have forgotten it, then stops.
-		WithLifecycle(drainPause(drainSeconds)).
+		WithLifecycle(drainPause(frontendDrainSeconds)).
 		WithVolumeMounts(
 			corev1ac.VolumeMount().WithName(configVolume).WithMountPath(envoyConfigDir).WithReadOnly(true),
 			corev1ac.VolumeMount().WithName(tmpVolume).WithMountPath("/tmp"),

@@ -37,6 +37,11 @@ const (
 	contentVolume     = "content"
 	cacheVolume       = "cache"
 	drainSeconds      = 5 // preStop pause so the frontend stops routing before nginx exits
+	// frontendDrainSeconds keeps a leaving frontend accepting until the
+	// Service's endpoints and every node's rules have forgotten it: on a
+	// busy node kube-proxy can take more than drainSeconds, and a client
+	// whose connection reached an Envoy that then exited waits in vain.
+	frontendDrainSeconds = 10
 	// appDrainSeconds keeps a pool's application running while its nginx
 	// drains and then finishes the requests it has (nginx quits gracefully
 	// after its own pause): an application that stopped first would turn
