@@ -60,7 +60,7 @@ func routesTo(routes string) string {
 const (
 	loadWorkers       = 10
 	loadRatePerWorker = 50
-	loadDuration      = 60 * time.Second
+	loadDuration      = 90 * time.Second
 )
 
 // Under a steady 500 requests/s from a client pod, scaling a pool 2 -> 5 ->
