@@ -96,6 +96,8 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 			if slices.ContainsFunc(site.Routes, func(o Route) bool { return o.PathPrefix == route.PathPrefix }) {
 				errs.add(fmt.Sprintf("site %q: path prefixes %q and %q are the same route (a trailing \"/\" changes nothing)", s.Name, route.PathPrefix, r.PathPrefix))
 			}
+			errs.referencedName(fmt.Sprintf("site %q route %q: appPool", s.Name, route.PathPrefix), route.Pool)
+			errs.referencedName(fmt.Sprintf("site %q route %q: cachePolicy", s.Name, route.PathPrefix), route.CachePolicy)
 			site.Routes = append(site.Routes, route)
 			pools[route.Pool] = true
 			if route.CachePolicy != "" {
@@ -447,6 +449,17 @@ func (e *errList) objectName(kind, namespace, name string) {
 		if msgs := validation.IsDNS1123Label(n); len(msgs) > 0 {
 			e.add(fmt.Sprintf("%s %q/%q: %q is not a valid name: %s", kind, namespace, name, n, strings.Join(msgs, ", ")))
 		}
+	}
+}
+
+// referencedName refuses a reference to an object the API server could not
+// hold: the name becomes part of cluster and cookie names.
+func (e *errList) referencedName(field, name string) {
+	if name == "" {
+		return
+	}
+	if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
+		e.add(fmt.Sprintf("%s %q is not a valid name: %s", field, name, strings.Join(msgs, ", ")))
 	}
 }
 

@@ -127,6 +127,12 @@ func TestResolve(t *testing.T) {
 			}}}, model.Platform{})
 			return err
 		}, `host name "shop.example" belongs to sites "a" and "b"`},
+		{"a route to a pool or cache policy name the API server could not hold is refused", func() error {
+			_, err := model.ResolveFarm(&v1.WebFarm{Spec: v1.WebFarmSpec{Sites: []v1.Site{
+				{Name: "a", Hosts: []v1.Hostname{"x.example"}, Routes: []v1.Route{{AppPool: "p", CachePolicy: "\xff"}}},
+			}}}, model.Platform{})
+			return err
+		}, `site "a" route "/": cachePolicy "\xff" is not a valid name`},
 		{"a path prefix with a trailing slash matches the same segments without it", func() error {
 			m, err := model.ResolveFarm(&v1.WebFarm{Spec: v1.WebFarmSpec{Sites: []v1.Site{
 				{Name: "a", Hosts: []v1.Hostname{"x.example"}, Routes: []v1.Route{{PathPrefix: "/api/", AppPool: "p"}, {PathPrefix: "/", AppPool: "p"}}},

@@ -45,9 +45,13 @@ func FuzzFarmRouting(f *testing.F) {
 		uint8(2), "", "", "", "", int32(3), true, int32(1), int32(10), "100ms", uint8(3), "", uint16(0), false, true, int64(0))
 	f.Add("f", "ns", "s", "a.example", "", "/..x/.y/~z_", "p", "/", "q", "",
 		uint8(3), "", "8760h", "", "", int32(0), false, int32(0), int32(0), "", uint8(0), "192.168.0.1", uint16(65535), false, true, int64(0))
+	// A pool named in invalid UTF-8 reached the cookie's name, which protobuf
+	// refuses to marshal (a regression seed).
+	f.Add("f", "ns", "s", "a.example", "", "/", "\xff", "", "", "",
+		uint8(3), "c", "", "", "", int32(1), false, int32(0), int32(0), "", uint8(0), "10.0.0.1", uint16(80), false, true, int64(0))
 	// One field hostile at a time: a refused field would hide the others.
 	hostile := []string{
-		"a\nb", "a;b", "a{b", "a}b", `a"b`, "a'b", "a$b", "a#b", "a\x00b", "a b", `a\b`,
+		"a\nb", "\xff", "a\xffb", "a;b", "a{b", "a}b", `a"b`, "a'b", "a$b", "a#b", "a\x00b", "a b", `a\b`,
 		"include /etc/passwd;", "envoy.filters.http.lua", "lua_", `"@type"`,
 		`{"@type": "type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua"}`,
 		"type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua", strings.Repeat("a", 10000), "",
