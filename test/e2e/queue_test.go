@@ -101,6 +101,33 @@ func TestABurstBeyondAPoolsQueueGets503AtOnce(t *testing.T) {
 			return nil
 		})
 	})
+
+	t.Run("behind a layer 4 balancer the excess gets its connection cut, not a 503", func(t *testing.T) {
+		// IIS LoadBalancerCapabilities 1: HTTP.sys resets the connection of
+		// a request its full queue refuses.
+		cluster.Run(t, "patch", "webfarm", "queue", "-n", ns, "--type", "merge", "-p", `{"spec":{"unavailableResponse":"L4"}}`)
+		var served, cut int
+		framework.EventuallyEvery(t, time.Minute, time.Second, func() error {
+			served, cut = 0, 0
+			var answered []int
+			for _, r := range burst(url, queueBurst, queueSlowDelay) {
+				switch {
+				case r.err != nil:
+					cut++ // the connection ended before a whole response
+				case r.status == http.StatusOK:
+					served++
+				default:
+					answered = append(answered, r.status)
+				}
+			}
+			if served != admitted || cut != queueBurst-admitted || len(answered) > 0 {
+				return fmt.Errorf("served %d, cut %d, answered %v; want %d served and %d cut, none answered otherwise",
+					served, cut, answered, admitted, queueBurst-admitted)
+			}
+			return nil
+		})
+		t.Logf("in L4 mode, a burst of %d: %d served, %d connections cut", queueBurst, served, cut)
+	})
 }
 
 // A pool with a queue timeout: one worker taking 2 requests at once, a queue
