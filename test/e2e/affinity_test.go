@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -50,6 +51,8 @@ const workerHeader = "X-Webfarm-Worker"
 var (
 	sameNetwork   = []string{"10.201.1.10", "10.201.1.20", "10.201.1.30"}
 	otherNetworks = []string{"10.201.2.10", "10.201.3.10", "10.201.4.10", "10.201.5.10", "10.201.6.10", "10.201.7.10", "10.201.8.10"}
+	// A load balancer in front of the farm, in a network of its own.
+	proxyAddress, proxyNetwork = "10.201.9.1", "10.201.9.0/24"
 )
 
 // Session affinity with real HTTP from clients outside the cluster, through
@@ -58,31 +61,38 @@ func TestSessionAffinity(t *testing.T) {
 	ns := cluster.Namespace(t)
 	cluster.Apply(t, ns, affinityFarm)
 	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/affinity", "apppool/web")
-	clients := cluster.ClientNetwork(t, append(append([]string{}, sameNetwork...), otherNetworks...)...)
+	clients := cluster.ClientNetwork(t, append(append([]string{proxyAddress}, sameNetwork...), otherNetworks...)...)
 	front := cluster.NodeURL(t, ns, "affinity-frontend") + "/"
-	get := func(source string, headers ...string) (framework.Response, error) {
-		r, err := clients.Get(source, front, append(headers, "Host: affinity.example")...)
+	getFrom := func(url, source string, headers ...string) (framework.Response, error) {
+		r, err := clients.Get(source, url, append(headers, "Host: affinity.example")...)
 		if err == nil && (r.Status != http.StatusOK || r.Header.Get(workerHeader) == "") {
 			err = fmt.Errorf("GET from %s: %d %q (worker %q)", source, r.Status, r.Body, r.Header.Get(workerHeader))
 		}
 		return r, err
 	}
+	get := func(source string, headers ...string) (framework.Response, error) {
+		return getFrom(front, source, headers...)
+	}
 	setAffinity := func(t *testing.T, affinity string) {
 		cluster.Run(t, "patch", "webfarm", "affinity", "-n", ns, "--type=merge", "-p", `{"spec":{"sessionAffinity":`+affinity+`}}`)
 		cluster.WaitReady(t, ns, time.Minute, "webfarm/affinity")
 	}
-	// workersOf sends n requests from one source and counts them per worker.
-	workersOf := func(source string, n int) (map[string]int, error) {
-		seen := map[string]int{}
-		for i := 0; i < n; i++ {
-			r, err := get(source)
-			if err != nil {
-				return seen, err
+	// workersThrough sends n requests from one source to url and counts them
+	// per worker.
+	workersThrough := func(url string) func(source string, n int) (map[string]int, error) {
+		return func(source string, n int) (map[string]int, error) {
+			seen := map[string]int{}
+			for i := 0; i < n; i++ {
+				r, err := getFrom(url, source)
+				if err != nil {
+					return seen, err
+				}
+				seen[r.Header.Get(workerHeader)]++
 			}
-			seen[r.Header.Get(workerHeader)]++
+			return seen, nil
 		}
-		return seen, nil
 	}
+	workersOf := workersThrough(front)
 
 	t.Run("Cookie keeps a client on one worker across 100 requests, a scale-out from 2 to 4, and moves it once when its worker goes", func(t *testing.T) {
 		var cookie string
@@ -204,6 +214,37 @@ func TestSessionAffinity(t *testing.T) {
 		checkStickyBy(t, workersOf, append(append([]string{}, sameNetwork...), otherNetworks...), func(source string) string {
 			return source[:strings.LastIndex(source, ".")]
 		})
+	})
+
+	t.Run("behind a trusted proxy, clients stick per /24, the access log has their own addresses, and a direct client cannot forge one", func(t *testing.T) {
+		cluster.Run(t, "patch", "webfarm", "affinity", "-n", ns, "--type=merge", "-p",
+			`{"spec":{"sessionAffinity":{"type":"ClassC","cookie":null},"frontend":{"clientAddress":{"trustedNetworks":["`+proxyNetwork+`"]}}}}`)
+		cluster.WaitReady(t, ns, time.Minute, "webfarm/affinity")
+		proxy := clients.Proxy(t, proxyAddress, strings.TrimSuffix(front, "/")) + "/"
+		// Without trust every request would come from the proxy's address:
+		// one worker for all, which checkStickyBy refuses.
+		checkStickyBy(t, workersThrough(proxy), append(append([]string{}, sameNetwork...), otherNetworks...), func(source string) string {
+			return source[:strings.LastIndex(source, ".")]
+		})
+
+		marker := fmt.Sprintf("?e2e=%d", time.Now().UnixNano())
+		viaProxy, direct := otherNetworks[0], otherNetworks[1]
+		if _, err := getFrom(proxy+marker+"-proxied", viaProxy); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := getFrom(front+marker+"-forged", direct, "X-Forwarded-For: 198.51.100.23"); err != nil {
+			t.Fatal(err)
+		}
+		for suffix, want := range map[string]string{"-proxied": viaProxy, "-forged": direct} {
+			entry := cluster.AccessLogEntry(t, ns, "affinity", marker+suffix)
+			addr, _ := entry["clientAddress"].(string)
+			if host, _, err := net.SplitHostPort(addr); err == nil {
+				addr = host
+			}
+			if addr != want {
+				t.Errorf("request %s: access log clientAddress %q, want %s: %v", suffix, entry["clientAddress"], want, entry)
+			}
+		}
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,7 @@ const (
 )
 
 type burstResult struct {
+	path    string // unique to the request, to find its access log line
 	status  int
 	took    time.Duration
 	body    string
@@ -82,6 +84,27 @@ func TestABurstBeyondAPoolsQueueGets503AtOnce(t *testing.T) {
 			return nil
 		})
 		expectPoolMetric(t, "webfarm_pool_queue_rejected_total", ns, "slow", "== "+strconv.Itoa(queueBurst-admitted))
+	})
+
+	t.Run("the access log has a served and a rejected request's outcome field by field", func(t *testing.T) {
+		want := map[int]map[string]any{
+			http.StatusOK: {"site": "main", "pool": "slow", "queue": envoy.QueueServed, "method": "GET", "host": "queue.example", "responseFlags": "-"},
+			// Refused at once: it never reached a worker (UO: upstream overflow).
+			http.StatusServiceUnavailable: {"site": "main", "pool": "slow", "queue": envoy.QueueRejected, "method": "GET", "host": "queue.example",
+				"responseFlags": "UO", "worker": nil, "workerPod": nil},
+		}
+		for status, fields := range want {
+			i := slices.IndexFunc(results, func(r burstResult) bool { return r.status == status })
+			if i < 0 {
+				t.Fatalf("no request of the burst got %d", status)
+			}
+			entry := cluster.AccessLogEntry(t, ns, "queue", results[i].path)
+			fields["status"], fields["path"] = float64(status), results[i].path
+			framework.CheckAccessLogFields(t, entry, fields)
+			if pod, _ := entry["workerPod"].(string); status == http.StatusOK && !strings.HasPrefix(pod, "slow-pool-") {
+				t.Errorf("a served request's workerPod is %q, want a worker of pool slow", pod)
+			}
+		}
 	})
 
 	t.Run("Envoy counts every rejection as a queue overflow", func(t *testing.T) {
@@ -259,12 +282,15 @@ func tally(t *testing.T, results []burstResult, refusalBody string) (served, ref
 func burst(url string, n int, delay time.Duration) []burstResult {
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	results := make([]burstResult, n)
+	nonce := time.Now().UnixNano()
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/?delay=%s", url, delay), nil)
+			path := fmt.Sprintf("/?delay=%s&burst=%d-%d", delay, nonce, i)
+			results[i].path = path
+			req, err := http.NewRequest(http.MethodGet, url+path, nil)
 			if err != nil {
 				results[i].err = err
 				return
@@ -278,7 +304,7 @@ func burst(url string, n int, delay time.Duration) []burstResult {
 			}
 			body, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			results[i] = burstResult{status: resp.StatusCode, took: time.Since(start), body: string(body), retryIn: resp.Header.Get("Retry-After"), err: err}
+			results[i] = burstResult{path: path, status: resp.StatusCode, took: time.Since(start), body: string(body), retryIn: resp.Header.Get("Retry-After"), err: err}
 		}()
 	}
 	wg.Wait()

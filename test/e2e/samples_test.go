@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -125,29 +124,12 @@ spec:
 		if r, err := framework.HTTPGet(frontend+marker, "Host: www.contoso.example", "X-Forwarded-For: 198.51.100.23"); err != nil || r.Status != http.StatusOK {
 			t.Fatalf("GET %s: %v %v", marker, r.Status, err)
 		}
-		framework.Eventually(t, 10*time.Second, func() error {
-			logs := cluster.Run(t, "logs", "-n", ns, "-l", "app.kubernetes.io/name=webfarm-frontend,app.kubernetes.io/instance=contoso", "--tail=-1")
-			for _, line := range strings.Split(logs, "\n") {
-				if !strings.HasPrefix(line, "{") || !strings.Contains(line, marker) {
-					continue
-				}
-				var entry map[string]any
-				if err := json.Unmarshal([]byte(line), &entry); err != nil {
-					return fmt.Errorf("the access log line is not JSON (%v): %s", err, line)
-				}
-				for field, want := range map[string]any{"site": "www", "pool": "images", "cachePolicy": "static-content", "status": float64(200), "queue": "served"} {
-					if entry[field] != want {
-						return fmt.Errorf("%s is %v, want %v: %s", field, entry[field], want, line)
-					}
-				}
-				// The sample farm trusts no proxy: a client's own X-Forwarded-For is not its address.
-				if addr, _ := entry["clientAddress"].(string); addr == "" || strings.HasPrefix(addr, "198.51.100.23") {
-					return fmt.Errorf("clientAddress %q: want the connecting address, not the one the client wrote", addr)
-				}
-				return nil
-			}
-			return fmt.Errorf("no access log line for %s yet", marker)
-		})
+		entry := cluster.AccessLogEntry(t, ns, "contoso", marker)
+		framework.CheckAccessLogFields(t, entry, map[string]any{"site": "www", "pool": "images", "cachePolicy": "static-content", "status": float64(200), "queue": "served"})
+		// The sample farm trusts no proxy: a client's own X-Forwarded-For is not its address.
+		if addr, _ := entry["clientAddress"].(string); addr == "" || strings.HasPrefix(addr, "198.51.100.23") {
+			t.Errorf("clientAddress %q: want the connecting address, not the one the client wrote", addr)
+		}
 	})
 
 	t.Run("a browser with one cookie jar keeps its www worker over 50 loads of a page and its image from the cache tier", func(t *testing.T) {

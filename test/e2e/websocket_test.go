@@ -189,6 +189,46 @@ func TestWebSockets(t *testing.T) {
 		t.Logf("pages and their WebSockets on %d workers", len(pods))
 	})
 
+	t.Run("an open WebSocket carries on with its worker across a scale-out from 2 to 3", func(t *testing.T) {
+		ws, err := dial("/ws", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		pod, err := echo(ws, "before")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cluster.Run(t, "patch", "apppool", "chat", "-n", ns, "--type=merge", "-p", `{"spec":{"replicas":3}}`)
+		scaled := time.Now()
+		messages := 0
+		// Each poll is a message too: the conversation goes on while the
+		// new worker starts and joins the frontend's endpoints.
+		framework.Eventually(t, 2*time.Minute, func() error {
+			if got, err := echo(ws, fmt.Sprintf("during %d", messages)); err != nil || got != pod {
+				t.Fatalf("%s after the scale-out the WebSocket on %s got an answer from %q (%v)", time.Since(scaled).Round(time.Millisecond), pod, got, err)
+			}
+			messages++
+			ready := cluster.Run(t, "get", "apppool", "chat", "-n", ns, "-o", "jsonpath={.status.readyReplicas}")
+			if ready != "3" {
+				return fmt.Errorf("%s of 3 workers ready", ready)
+			}
+			return nil
+		})
+		if got, err := echo(ws, "after"); err != nil || got != pod {
+			t.Fatalf("after the scale-out the WebSocket on %s got an answer from %q (%v)", pod, got, err)
+		}
+		t.Logf("one WebSocket on %s carried %d messages over the %s the pool took to scale out", pod, messages+2, time.Since(scaled).Round(time.Millisecond))
+		ws.Close() // a WebSocket left open would hold a leaving worker for the whole drain
+		cluster.Run(t, "patch", "apppool", "chat", "-n", ns, "--type=merge", "-p", `{"spec":{"replicas":2}}`)
+		framework.Eventually(t, 2*time.Minute, func() error {
+			if n := len(podNames(t, ns, "app.kubernetes.io/instance=chat,app.kubernetes.io/component=pool")); n != 2 {
+				return fmt.Errorf("%d worker pods, want 2 before the scale-in test", n)
+			}
+			return nil
+		})
+	})
+
 	t.Run("on scale-in a WebSocket to the leaving worker carries messages during the drain, then is closed", func(t *testing.T) {
 		// A WebSocket on each worker.
 		open := map[string]*websocket.Conn{}

@@ -2,9 +2,12 @@ package framework
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -89,49 +92,86 @@ func (n *ClientNetwork) Get(source, url string, headers ...string) (Response, er
 	return Response{Status: resp.StatusCode, Header: resp.Header, Body: body.String()}, err
 }
 
-// dial opens a TCP connection from inside the namespace. The socket belongs
-// to the namespace of the thread that creates it, so the dial runs on a
-// locked thread switched into the namespace (and back).
+// dial opens a TCP connection from source, inside the namespace.
 func (n *ClientNetwork) dial(source, address string) (net.Conn, error) {
-	type result struct {
-		conn net.Conn
-		err  error
+	var conn net.Conn
+	err := n.within(func() error {
+		dialer := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(source)}, Timeout: 3 * time.Second}
+		var err error
+		conn, err = dialer.Dial("tcp", address)
+		return err
+	})
+	if err != nil && conn != nil {
+		conn.Close()
+		return nil, err
 	}
-	done := make(chan result, 1)
+	return conn, err
+}
+
+// within runs fn inside the namespace: a socket belongs to the namespace of
+// the thread that creates it (and stays there), so fn runs on a locked
+// thread switched into the namespace and back.
+func (n *ClientNetwork) within(fn func() error) error {
+	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		conn, err := n.dialLocked(source, address)
-		done <- result{conn, err}
-		// The thread is left locked if switching back failed, so Go retires it.
-		if err == nil || !strings.Contains(err.Error(), "switching back") {
+		switchedBack, err := n.withinLocked(fn)
+		done <- err
+		// A thread that could not switch back stays locked, so Go retires it.
+		if switchedBack {
 			runtime.UnlockOSThread()
 		}
 	}()
-	r := <-done
-	return r.conn, r.err
+	return <-done
 }
 
-func (n *ClientNetwork) dialLocked(source, address string) (net.Conn, error) {
+func (n *ClientNetwork) withinLocked(fn func() error) (switchedBack bool, err error) {
 	home, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
 	if err != nil {
-		return nil, err
+		return true, err
 	}
 	defer home.Close()
 	target, err := os.Open("/var/run/netns/" + n.Name)
 	if err != nil {
-		return nil, err
+		return true, err
 	}
 	defer target.Close()
 	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-		return nil, fmt.Errorf("entering %s: %w", n.Name, err)
+		return true, fmt.Errorf("entering %s: %w", n.Name, err)
 	}
-	dialer := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(source)}, Timeout: 3 * time.Second}
-	conn, dialErr := dialer.Dial("tcp", address)
+	fnErr := fn()
 	if err := unix.Setns(int(home.Fd()), unix.CLONE_NEWNET); err != nil {
-		if conn != nil {
-			conn.Close()
-		}
-		return nil, fmt.Errorf("switching back from %s: %w", n.Name, err)
+		return false, fmt.Errorf("switching back from %s: %w", n.Name, err)
 	}
-	return conn, dialErr
+	return true, fnErr
+}
+
+// Proxy starts a reverse proxy on address:8080, one of the network's
+// addresses, as a cloud load balancer in front of the farm: it forwards each
+// request to target (a URL) from its own address and appends the client's
+// address to X-Forwarded-For. It stops when the test ends; the result is
+// its URL.
+func (n *ClientNetwork) Proxy(t testing.TB, address, target string) string {
+	t.Helper()
+	to, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listener net.Listener
+	if err := n.within(func() error {
+		var err error
+		listener, err = net.Listen("tcp", net.JoinHostPort(address, "8080"))
+		return err
+	}); err != nil {
+		t.Fatalf("proxy on %s: %v", address, err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(to) // keeps the client's Host, appends to X-Forwarded-For
+	proxy.Transport = &http.Transport{
+		DialContext:         func(_ context.Context, _, addr string) (net.Conn, error) { return n.dial(address, addr) },
+		MaxIdleConnsPerHost: 16,
+	}
+	server := &http.Server{Handler: proxy, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = server.Serve(listener) }()
+	t.Cleanup(func() { _ = server.Close() })
+	return "http://" + listener.Addr().String()
 }
