@@ -17,10 +17,11 @@ import (
 )
 
 const (
-	// deliveryRate is the site's bandwidth limit (IIS MaxBandwidth): 64 KiB/s.
-	deliveryRate = 64 << 10
-	// deliveryDownload is a download of four seconds at that rate.
-	deliveryDownload = 256 << 10
+	// deliveryRate is the site's bandwidth limit (IIS MaxBandwidth): 32 KiB/s.
+	deliveryRate = 32 << 10
+	// deliveryDownload is a download of four seconds at that rate (in base64
+	// it stays under kubectl apply's 256 KiB annotation limit).
+	deliveryDownload = 128 << 10
 )
 
 // deliveryFarm serves a text page and a download from one pool, through a
@@ -45,6 +46,7 @@ kind: AppPool
 metadata: {name: files}
 spec:
   content: {configMap: {name: delivery-content}}
+  healthCheck: {path: /page.html}   # the content has no index: "/" answers 403
   replicas: 1
   cpu: 100m
   memory: 64Mi
