@@ -27,7 +27,7 @@ import (
 
 // startupReasons are the Ready reasons of pods that cannot start.
 var startupReasons = map[string]bool{
-	v1.ReasonImagePullFailed: true, v1.ReasonContainerCannotStart: true, v1.ReasonUnschedulable: true,
+	v1.ReasonImagePullFailed: true, v1.ReasonContainerCannotStart: true, v1.ReasonStartupCheckFailed: true, v1.ReasonUnschedulable: true,
 	v1.ReasonPodCreateFailed: true, v1.ReasonRolloutStalled: true,
 }
 

@@ -96,6 +96,11 @@ const (
 	// ReasonContainerCannotStart: a container cannot be created or started
 	// (bad configuration: a missing command, a refused security setting).
 	ReasonContainerCannotStart = "ContainerCannotStart"
+	// ReasonStartupCheckFailed: a container runs but never passes its
+	// startup check (the pool's health check or ping) within its start time
+	// limit, and the kubelet keeps restarting it: a health check path the
+	// content does not have, an app slower than the limit, a wrong port.
+	ReasonStartupCheckFailed = "StartupCheckFailed"
 	// ReasonUnschedulable: the scheduler finds no node for a pod (not
 	// enough CPU or memory, or another reason it gives).
 	ReasonUnschedulable = "Unschedulable"

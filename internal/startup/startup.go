@@ -82,18 +82,61 @@ func containerBlocker(p *corev1.Pod, s corev1.ContainerStatus) (Blocker, bool) {
 				p.Name, s.Name, t.Reason, orUnsaid(t.Message))}, true
 		}
 	}
-	return Blocker{}, false
+	return startupCheckBlocker(p, s)
+}
+
+// startupCheckBlocker finds a container the kubelet keeps restarting
+// because it never passes its startup probe: it runs again, has not
+// started, and its last run ended as the kubelet stops a container (exit
+// 0 after the graceful stop, or the kill's 137/143), not in a crash.
+func startupCheckBlocker(p *corev1.Pod, s corev1.ContainerStatus) (Blocker, bool) {
+	last := s.LastTerminationState.Terminated
+	if s.State.Running == nil || s.Started == nil || *s.Started || s.RestartCount == 0 || last == nil {
+		return Blocker{}, false
+	}
+	if last.ExitCode != 0 && last.ExitCode != 137 && last.ExitCode != 143 {
+		return Blocker{}, false
+	}
+	probe := containerSpec(p, s.Name).StartupProbe
+	if probe == nil {
+		return Blocker{}, false
+	}
+	return Blocker{Reason: v1.ReasonStartupCheckFailed, Message: fmt.Sprintf(
+		"pod %s: container %s was restarted %d times without passing its startup check (%s, within %ds)",
+		p.Name, s.Name, s.RestartCount, describeProbe(probe), probe.PeriodSeconds*probe.FailureThreshold)}, true
+}
+
+// describeProbe says what a probe asks, in the words of the pod's spec.
+func describeProbe(probe *corev1.Probe) string {
+	switch {
+	case probe.HTTPGet != nil:
+		return fmt.Sprintf("GET %s on port %s", probe.HTTPGet.Path, probe.HTTPGet.Port.String())
+	case probe.GRPC != nil:
+		return fmt.Sprintf("a gRPC health check on port %d", probe.GRPC.Port)
+	case probe.TCPSocket != nil:
+		return "a connection to port " + probe.TCPSocket.Port.String()
+	}
+	return "its startup probe"
+}
+
+// containerSpec is the pod's spec of the named container (empty when the
+// status names one the spec does not have).
+func containerSpec(p *corev1.Pod, name string) corev1.Container {
+	for _, list := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for _, c := range list {
+			if c.Name == name {
+				return c
+			}
+		}
+	}
+	return corev1.Container{}
 }
 
 // specImage is the image as the pod asks for it (the status may hold a
 // resolved name, or none before a pull succeeded).
 func specImage(p *corev1.Pod, s corev1.ContainerStatus) string {
-	for _, list := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
-		for _, c := range list {
-			if c.Name == s.Name {
-				return c.Image
-			}
-		}
+	if image := containerSpec(p, s.Name).Image; image != "" {
+		return image
 	}
 	return s.Image
 }

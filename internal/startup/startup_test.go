@@ -8,6 +8,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 )
@@ -70,6 +72,26 @@ func TestPodBlocker(t *testing.T) {
 			s := waiting("app", "CrashLoopBackOff", "back-off 10s restarting failed container")
 			s.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1}
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{s}
+		}), "", ""},
+		{"a container the kubelet keeps restarting for a startup check it never passes says which check", pod("w-1", func(p *corev1.Pod) {
+			p.Spec.Containers[0].StartupProbe = &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 90,
+				ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString("http")}}}
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "nginx", RestartCount: 2, Started: ptr.To(false),
+				State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", ExitCode: 0}}}}
+		}), v1.ReasonStartupCheckFailed, "pod w-1: container nginx was restarted 2 times without passing its startup check (GET / on port http, within 90s)"},
+		{"a container restarted after a crash while starting is rapid-fail's", pod("w-1", func(p *corev1.Pod) {
+			p.Spec.Containers[1].StartupProbe = &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 90,
+				ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9000}}}
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", RestartCount: 1, Started: ptr.To(false),
+				State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 2}}}}
+		}), "", ""},
+		{"a container that passed its startup check after a restart is on its way", pod("w-1", func(p *corev1.Pod) {
+			p.Spec.Containers[0].StartupProbe = &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 90}
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "nginx", RestartCount: 1, Started: ptr.To(true),
+				State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}}}
 		}), "", ""},
 		{"a container still being created is on its way", pod("w-1", func(p *corev1.Pod) {
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{waiting("app", "ContainerCreating", "")}

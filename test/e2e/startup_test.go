@@ -42,8 +42,8 @@ const (
 
 // The ordinary mistakes, made on purpose at once in one namespace: an image
 // that does not exist, a program that does not exist, a worker too big for
-// the node, content that does not exist, a frontend and a cache tier too big
-// for the node.
+// the node, content that does not exist, content whose health check path it
+// does not have, a frontend and a cache tier too big for the node.
 var brokenFarm = brokenPool("no-image", "localhost/webfarm-does-not-exist:dev", testAppArgs, "50m") +
 	brokenPool("no-program", testAppImage, "[webfarm-no-such-program]", "50m") +
 	brokenPool("too-big", testAppImage, testAppArgs, "8") +
@@ -55,6 +55,22 @@ spec:
   replicas: 1
   cpu: 50m
   memory: 32Mi
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: pages}
+data: {page.html: "a page, and no index"}
+---
+apiVersion: webfarm.dev/v1alpha1
+kind: AppPool
+metadata: {name: no-index}
+spec:
+  content: {configMap: {name: pages}}
+  replicas: 1
+  cpu: 50m
+  memory: 32Mi
+  healthCheck: {startupTimeLimit: 3s}     # "/" answers 403: no index.html
+  rapidFailProtection: {enabled: false}   # the restarts would stop the pool before its fix
 ---
 apiVersion: webfarm.dev/v1alpha1
 kind: CachePolicy
@@ -76,6 +92,7 @@ spec:
     - {pathPrefix: /image, appPool: no-image}
     - {pathPrefix: /program, appPool: no-program}
     - {pathPrefix: /big, appPool: too-big}
+    - {pathPrefix: /pages, appPool: no-index}
   frontend:
     replicas: 1
     cpu: "8"
@@ -117,6 +134,7 @@ func TestWorkloadsThatCannotStartSayWhyAndRecoverWhenFixed(t *testing.T) {
 		{"apppool/no-image", "ImagePullFailed", []string{`image "localhost/webfarm-does-not-exist:dev" of container app cannot be pulled`}},
 		{"apppool/no-program", "ContainerCannotStart", []string{"container app cannot start", "webfarm-no-such-program"}},
 		{"apppool/too-big", "Unschedulable", []string{"cannot be scheduled", "Insufficient cpu"}},
+		{"apppool/no-index", "StartupCheckFailed", []string{"container nginx was restarted", "without passing its startup check (GET / on port http, within 3s)"}},
 		{"apppool/no-content", "InvalidReference", []string{`content ConfigMap "site-files" does not exist in namespace ` + ns}},
 		{"cachepolicy/big-cache", "Unschedulable", []string{"cache: pod big-cache-cache-", "Insufficient cpu"}},
 		{"webfarm/broken", "Unschedulable", []string{"frontend: pod broken-frontend-", "Insufficient cpu"}},
@@ -154,7 +172,7 @@ func TestWorkloadsThatCannotStartSayWhyAndRecoverWhenFixed(t *testing.T) {
 			got[x.Labels["kind"]+"/"+x.Labels["name"]] = x.Labels["reason"]
 		}
 		want := map[string]string{"AppPool/no-image": "ImagePullFailed", "AppPool/no-program": "ContainerCannotStart",
-			"AppPool/too-big": "Unschedulable", "CachePolicy/big-cache": "Unschedulable", "WebFarm/broken": "Unschedulable"}
+			"AppPool/too-big": "Unschedulable", "AppPool/no-index": "StartupCheckFailed", "CachePolicy/big-cache": "Unschedulable", "WebFarm/broken": "Unschedulable"}
 		for k, v := range want {
 			if got[k] != v {
 				return fmt.Errorf("webfarm_startup_blocked: %v, want %v", got, want)
@@ -168,10 +186,11 @@ func TestWorkloadsThatCannotStartSayWhyAndRecoverWhenFixed(t *testing.T) {
 	patch("apppool/no-image", `{"spec":{"app":{"image":"`+testAppImage+`"}}}`)
 	patch("apppool/no-program", `{"spec":{"app":{"args":["webfarm-testapp","--listen=:9000"]}}}`)
 	patch("apppool/too-big", `{"spec":{"cpu":"50m"}}`)
+	patch("apppool/no-index", `{"spec":{"healthCheck":{"path":"/page.html"}}}`)
 	patch("cachepolicy/big-cache", `{"spec":{"cpu":"50m"}}`)
 	patch("webfarm/broken", `{"spec":{"frontend":{"cpu":"100m"}}}`)
 	cluster.Apply(t, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: site-files}\ndata: {index.html: fixed}\n")
-	cluster.WaitReady(t, ns, 3*time.Minute, "apppool/no-image", "apppool/no-program", "apppool/too-big", "apppool/no-content",
+	cluster.WaitReady(t, ns, 3*time.Minute, "apppool/no-image", "apppool/no-program", "apppool/too-big", "apppool/no-index", "apppool/no-content",
 		"cachepolicy/big-cache", "webfarm/broken")
 	for _, c := range cases {
 		if status, reason, message := readyCondition(t, ns, c.object); status != "True" {
@@ -189,6 +208,7 @@ func TestWorkloadsThatCannotStartSayWhyAndRecoverWhenFixed(t *testing.T) {
 	for _, pool := range []string{"image", "program", "big"} {
 		framework.ExpectBody(t, time.Minute, url+"/"+pool, "app on ", "Host: broken.example")
 	}
+	framework.ExpectBody(t, time.Minute, url+"/pages/page.html", "a page, and no index", "Host: broken.example")
 }
 
 // freeMilliCPU is the CPU the node has left for new pods: its allocatable
