@@ -119,13 +119,26 @@ spec:
 		}
 	})
 
-	t.Run("the frontends' access log shows each request as a JSON line in kubectl logs", func(t *testing.T) {
+	t.Run("the frontends' access log shows each request as a JSON line in kubectl logs, a cache miss and then its hit", func(t *testing.T) {
+		// Twice, as a browser (its cookies keep it on one cache replica): the
+		// cache tier's miss, then its hit.
 		marker := fmt.Sprintf("/images/logo.svg?e2e=%d", time.Now().UnixNano())
-		if r, err := framework.HTTPGet(frontend+marker, "Host: www.contoso.example", "X-Forwarded-For: 198.51.100.23"); err != nil || r.Status != http.StatusOK {
-			t.Fatalf("GET %s: %v %v", marker, r.Status, err)
+		var cookies []string
+		for range 2 {
+			r, err := framework.HTTPGet(frontend+marker, "Host: www.contoso.example", "X-Forwarded-For: 198.51.100.23", "Cookie: "+strings.Join(cookies, "; "))
+			if err != nil || r.Status != http.StatusOK {
+				t.Fatalf("GET %s: %v %v", marker, r.Status, err)
+			}
+			for _, c := range (&http.Response{Header: r.Header}).Cookies() {
+				cookies = append(cookies, c.Name+"="+c.Value)
+			}
 		}
-		entry := cluster.AccessLogEntry(t, ns, "contoso", marker)
-		framework.CheckAccessLogFields(t, entry, map[string]any{"site": "www", "pool": "images", "cachePolicy": "static-content", "status": float64(200), "queue": "served"})
+		entries := cluster.AccessLogEntries(t, ns, "contoso", marker, 2)
+		for i, cacheStatus := range []string{"MISS", "HIT"} {
+			framework.CheckAccessLogFields(t, entries[i], map[string]any{"site": "www", "pool": "images", "cachePolicy": "static-content",
+				"status": float64(200), "queue": "served", "cacheStatus": cacheStatus, "path": marker})
+		}
+		entry := entries[0]
 		// The sample farm trusts no proxy: a client's own X-Forwarded-For is not its address.
 		if addr, _ := entry["clientAddress"].(string); addr == "" || strings.HasPrefix(addr, "198.51.100.23") {
 			t.Errorf("clientAddress %q: want the connecting address, not the one the client wrote", addr)

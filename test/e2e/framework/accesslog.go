@@ -13,8 +13,16 @@ import (
 // returns its fields.
 func (c *Cluster) AccessLogEntry(t testing.TB, namespace, farm, marker string) map[string]any {
 	t.Helper()
-	var found map[string]any
+	return c.AccessLogEntries(t, namespace, farm, marker, 1)[0]
+}
+
+// AccessLogEntries waits for n access log lines whose path contains marker
+// and returns the first n, oldest first (one frontend replica logs in order).
+func (c *Cluster) AccessLogEntries(t testing.TB, namespace, farm, marker string, n int) []map[string]any {
+	t.Helper()
+	var found []map[string]any
 	Eventually(t, 15*time.Second, func() error {
+		found = nil
 		logs := c.Run(t, "logs", "-n", namespace, "-l", "app.kubernetes.io/name=webfarm-frontend,app.kubernetes.io/instance="+farm, "--tail=-1")
 		for line := range strings.SplitSeq(logs, "\n") {
 			if !strings.HasPrefix(line, "{") || !strings.Contains(line, marker) {
@@ -24,10 +32,11 @@ func (c *Cluster) AccessLogEntry(t testing.TB, namespace, farm, marker string) m
 			if err := json.Unmarshal([]byte(line), &entry); err != nil {
 				return fmt.Errorf("the access log line is not JSON (%v): %s", err, line)
 			}
-			found = entry
-			return nil
+			if found = append(found, entry); len(found) == n {
+				return nil
+			}
 		}
-		return fmt.Errorf("no access log line for %s yet", marker)
+		return fmt.Errorf("%d access log lines for %s yet, want %d", len(found), marker, n)
 	})
 	return found
 }
