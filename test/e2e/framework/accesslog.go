@@ -13,32 +13,49 @@ import (
 // returns its fields.
 func (c *Cluster) AccessLogEntry(t testing.TB, namespace, farm, marker string) map[string]any {
 	t.Helper()
-	return c.AccessLogEntries(t, namespace, farm, marker, 1)[0]
+	return c.AccessLogEntries(t, namespace, farm, 1, func(entry map[string]any) bool {
+		path, _ := entry["path"].(string)
+		return strings.Contains(path, marker)
+	})[0]
 }
 
-// AccessLogEntries waits for n access log lines whose path contains marker
-// and returns the first n, oldest first (one frontend replica logs in order).
-func (c *Cluster) AccessLogEntries(t testing.TB, namespace, farm, marker string, n int) []map[string]any {
+// AccessLogEntries waits for n JSON access log lines of a farm's frontends
+// that match and returns the first n, oldest first (one frontend replica
+// logs in order).
+func (c *Cluster) AccessLogEntries(t testing.TB, namespace, farm string, n int, match func(entry map[string]any) bool) []map[string]any {
 	t.Helper()
 	var found []map[string]any
 	Eventually(t, 15*time.Second, func() error {
 		found = nil
 		logs := c.Run(t, "logs", "-n", namespace, "-l", "app.kubernetes.io/name=webfarm-frontend,app.kubernetes.io/instance="+farm, "--tail=-1")
 		for line := range strings.SplitSeq(logs, "\n") {
-			if !strings.HasPrefix(line, "{") || !strings.Contains(line, marker) {
+			if !strings.HasPrefix(line, "{") {
 				continue
 			}
 			var entry map[string]any
 			if err := json.Unmarshal([]byte(line), &entry); err != nil {
 				return fmt.Errorf("the access log line is not JSON (%v): %s", err, line)
 			}
+			if !match(entry) {
+				continue
+			}
 			if found = append(found, entry); len(found) == n {
 				return nil
 			}
 		}
-		return fmt.Errorf("%d access log lines for %s yet, want %d", len(found), marker, n)
+		return fmt.Errorf("%d matching access log lines yet, want %d", len(found), n)
 	})
 	return found
+}
+
+// LoggedSince matches the access log lines of requests to path that started
+// at or after since.
+func LoggedSince(path string, since time.Time) func(entry map[string]any) bool {
+	return func(entry map[string]any) bool {
+		s, _ := entry["time"].(string)
+		at, err := time.Parse(time.RFC3339Nano, s)
+		return err == nil && entry["path"] == path && !at.Before(since.Truncate(time.Millisecond))
+	}
 }
 
 // CheckAccessLogFields fails the test for each field of the entry that does
