@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -16,13 +17,10 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
-	"webfarm.dev/operator/internal/cpu"
 	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/lifecycle"
 	"webfarm.dev/operator/internal/model"
@@ -43,19 +41,15 @@ type AppPoolReconciler struct {
 	Recorder  events.EventRecorder
 	// Failures are the recent worker failures, for rapid-fail protection.
 	Failures *health.Log
-	// CPU holds the CPU monitor's readings (nil: no monitor).
-	CPU *cpu.Tracker
-	// Events, when set, name pools to look at again (a burst of 5xx the
-	// frontend statistics found, a decision of the autoscaler).
-	Events <-chan event.GenericEvent
-	// Scaling holds the autoscaler's decisions (nil: no autoscaler).
-	Scaling *ScaleDecisions
-	// Activity is when each pool last got a request, for the idle timeout
-	// (nil: no frontend statistics, no pool ever goes idle).
-	Activity *Activity
-	// Workers holds the per-worker figures recycling reads (nil: none
-	// collected; request and memory limits then never recycle).
-	Workers *observations.Workers
+	// Observations is what the collectors saw of the pools (nil: nothing
+	// collected; CPU and recycling limits and the autoscaler never act).
+	Observations *observations.Store
+	// ActivityWatched: the frontends' statistics run, so Observations knows
+	// when each pool last got requests (false: no pool ever goes idle).
+	ActivityWatched bool
+	// Notifier, when set, names pools to look at again (new queue refusals,
+	// a burst of 5xx, a CPU reading, a decision of the autoscaler).
+	Notifier *observations.Notifier
 	// Clock tells the time to decisions (nil: the real clock).
 	Clock clock.PassiveClock
 }
@@ -76,14 +70,8 @@ func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.Get(ctx, req.NamespacedName, pool); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Failures.Forget(req.String())
-			if r.Activity != nil {
-				r.Activity.Forget(req.NamespacedName)
-			}
-			if r.CPU != nil {
-				r.CPU.Forget(req.String())
-			}
-			if r.Workers != nil {
-				r.Workers.Forget(req.NamespacedName)
+			if r.Observations != nil {
+				r.Observations.ForgetPool(req.NamespacedName)
 			}
 			forgetPoolMetrics(req.Namespace, req.Name)
 			recordStartupBlocked("AppPool", req.Namespace, req.Name, "")
@@ -95,7 +83,26 @@ func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, err
 	}
 	v, recheck, err := r.reconcile(ctx, pool)
-	return ctrl.Result{RequeueAfter: recheck}, finish(ctx, r.Client, r.Recorder, before, pool, v, err)
+	return ctrl.Result{RequeueAfter: recheck}, finish(ctx, r.Client, r.Recorder, before, pool, v, err, r.countRefusals(pool))
+}
+
+// countRefusals adds to status.queue the refusals the frontends counted
+// since the status last took them. It returns what takes them out of the
+// store once the status holds them (nil: none to add).
+func (r *AppPoolReconciler) countRefusals(pool *v1.AppPool) func() {
+	if r.Observations == nil {
+		return nil
+	}
+	key := types.NamespacedName{Namespace: pool.Namespace, Name: pool.Name}
+	n, ok := r.Observations.Refusals(key)
+	if !ok {
+		return nil
+	}
+	q := &pool.Status.Queue
+	q.Rejected += n.Rejected
+	q.TimedOut += n.TimedOut
+	q.LastRejectionTime = &metav1.Time{Time: n.Last.Truncate(time.Second)}
+	return func() { r.Observations.RefusalsWritten(key, n) }
 }
 
 // reconcile returns the pool's verdict and when to look at it again (0: on
@@ -170,13 +177,13 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 func (r *AppPoolReconciler) observe(ctx context.Context, pool *v1.AppPool, spec model.Pool, now time.Time) (lifecycle.Observations, error) {
 	key := types.NamespacedName{Namespace: pool.Namespace, Name: pool.Name}
 	o := lifecycle.Observations{Failures: r.Failures.Recent(key.String(), now, spec.RapidFail.Interval)}
-	if r.CPU != nil {
-		o.CPU, o.CPUMonitored = r.CPU.Latest(key.String()), true
+	if r.Observations != nil {
+		o.CPU, o.CPUMonitored = r.Observations.CPU(key), true
+		if r.ActivityWatched {
+			o.LastActive, o.ActivityKnown = r.Observations.LastActive(key, now), true
+		}
 	}
-	if r.Activity != nil {
-		o.LastActive, o.ActivityKnown = r.Activity.LastActive(key, now), true
-	}
-	workers, err := poolWorkers(ctx, r.Client, key, r.Workers)
+	workers, err := poolWorkers(ctx, r.Client, key, r.Observations)
 	if err != nil {
 		return o, err
 	}
@@ -184,8 +191,8 @@ func (r *AppPoolReconciler) observe(ctx context.Context, pool *v1.AppPool, spec 
 	if spec.Autoscaling == nil {
 		return o, nil
 	}
-	if r.Scaling != nil {
-		if s, ok := r.Scaling.Get(key); ok {
+	if r.Observations != nil {
+		if s, ok := r.Observations.Scale(key); ok {
 			o.Scale = &lifecycle.Scale{Decision: s.Decision, At: s.At}
 		}
 	}
@@ -207,12 +214,12 @@ func (r *AppPoolReconciler) act(pool *v1.AppPool, d lifecycle.Decision, now time
 	key := types.NamespacedName{Namespace: pool.Namespace, Name: pool.Name}
 	if d.Restarted {
 		r.Failures.Forget(key.String())
-		if r.CPU != nil {
-			r.CPU.Forget(key.String())
+		if r.Observations != nil {
+			r.Observations.ForgetCPU(key)
 		}
 	}
-	if d.StartedOnDemand && r.Activity != nil {
-		r.Activity.Touch(key, now)
+	if d.StartedOnDemand && r.Observations != nil && r.ActivityWatched {
+		r.Observations.Touch(key, now)
 	}
 	for _, e := range d.Events {
 		r.Recorder.Eventf(pool, nil, e.Type, e.Reason, e.Action, "%s", e.Message)
@@ -265,8 +272,8 @@ func (r *AppPoolReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOp
 		For(&v1.AppPool{}, specOrMetadataChanged).
 		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, workerFailureHandler{failures: r.Failures})).
 		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, startupChangeHandler{component: k8s.ComponentPool}))
-	if r.Events != nil {
-		b = b.WatchesRawSource(source.Channel(r.Events, &handler.EnqueueRequestForObject{}))
+	if r.Notifier != nil {
+		b = b.WatchesRawSource(r.Notifier)
 	}
 	return b.
 		Owns(&appsv1.Deployment{}).

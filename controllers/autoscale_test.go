@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
-	"webfarm.dev/operator/controllers"
+	"webfarm.dev/operator/internal/collect/autoscaler"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/testutil"
 )
@@ -94,7 +94,7 @@ func expectEvent(t *testing.T, ns, pool, reason, note string) {
 // at the 30 % policy, need 1,250 MHz: 5 workers of half a core (275 MHz).
 func TestTheAutoscalerSizesAPoolFromItsCyclesPerRequest(t *testing.T) {
 	ns := newNamespace(t)
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-550mhz", Labels: map[string]string{controllers.NodeMHzLabel: "550"}}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-550mhz", Labels: map[string]string{autoscaler.NodeMHzLabel: "550"}}}
 	create(t, node)
 	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), node) })
 
@@ -198,8 +198,8 @@ func TestTheAutoscalerSizesAPoolFromItsCyclesPerRequest(t *testing.T) {
 // 725 MHz, and 5 more at the pool's mean of 362.5 MHz make 7.
 func TestTheAutoscalerCountsWorkersAtTheirOwnNodesClockRates(t *testing.T) {
 	ns := newNamespace(t)
-	slow := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-550mhz", Labels: map[string]string{controllers.NodeMHzLabel: "550"}}}
-	fast := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-900mhz", Labels: map[string]string{controllers.NodeMHzLabel: "900"}}}
+	slow := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-550mhz", Labels: map[string]string{autoscaler.NodeMHzLabel: "550"}}}
+	fast := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-900mhz", Labels: map[string]string{autoscaler.NodeMHzLabel: "900"}}}
 	create(t, slow, fast)
 	t.Cleanup(func() {
 		_ = k8sClient.Delete(context.Background(), slow)
@@ -231,7 +231,7 @@ func TestTheAutoscalerCountsWorkersAtTheirOwnNodesClockRates(t *testing.T) {
 // incomplete, and an incomplete measurement never scales a pool in.
 func TestAnIncompleteMeasurementNeverScalesIn(t *testing.T) {
 	ns := newNamespace(t)
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-550mhz", Labels: map[string]string{controllers.NodeMHzLabel: "550"}}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-550mhz", Labels: map[string]string{autoscaler.NodeMHzLabel: "550"}}}
 	create(t, node)
 	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), node) })
 	pool := appPool(ns, "shop")

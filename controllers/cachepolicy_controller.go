@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,7 +12,9 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	"k8s.io/client-go/tools/events"
@@ -24,7 +27,9 @@ import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
 	"webfarm.dev/operator/internal/cacheagent"
+	"webfarm.dev/operator/internal/metrics"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/render/nginx"
 )
@@ -43,6 +48,11 @@ type CachePolicyReconciler struct {
 	// Agents asks the cache pods' agents for purges (Port 0:
 	// nginx.AgentAdminPort).
 	Agents cacheagent.Client
+	// Observations holds the tiers' counters and use for their status (nil:
+	// none collected).
+	Observations *observations.Store
+	// Notifier, when set, names policies whose tier's figures are due.
+	Notifier *observations.Notifier
 }
 
 // +kubebuilder:rbac:groups=webfarm.dev,resources=cachepolicies,verbs=get;list;watch
@@ -57,7 +67,10 @@ func (r *CachePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	policy := &v1.CachePolicy{}
 	if err := r.Get(ctx, req.NamespacedName, policy); err != nil {
 		if apierrors.IsNotFound(err) {
-			forgetCacheMetrics(req.Namespace, req.Name)
+			metrics.ForgetCache(req.Namespace, req.Name)
+			if r.Observations != nil {
+				r.Observations.ForgetCacheTier(req.NamespacedName)
+			}
 			recordStartupBlocked("CachePolicy", req.Namespace, req.Name, "")
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -67,7 +80,46 @@ func (r *CachePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err
 	}
 	v, again, err := r.reconcile(ctx, policy)
-	return ctrl.Result{RequeueAfter: again}, finish(ctx, r.Client, r.Recorder, before, policy, v, err)
+	return ctrl.Result{RequeueAfter: again}, finish(ctx, r.Client, r.Recorder, before, policy, v, err, r.countCacheTier(before, policy))
+}
+
+// countCacheTier puts in the policy's status its tier's figures due from
+// the cache statistics: it adds the counters grown since the status last
+// took them and sets the current use. It returns what takes the counters out
+// of the store once the status holds them (nil: no counter to add).
+func (r *CachePolicyReconciler) countCacheTier(before, policy *v1.CachePolicy) func() {
+	if r.Observations == nil {
+		return nil
+	}
+	key := types.NamespacedName{Namespace: policy.Namespace, Name: policy.Name}
+	due, ok := r.Observations.CacheTierDue(key)
+	if !ok {
+		return nil
+	}
+	st := &policy.Status
+	if st.Counters == nil {
+		st.Counters = &v1.CacheCounters{}
+	}
+	observations.AddCacheCounters(st.Counters, due.Grown)
+	st.HitPercent = hitPercent(*st.Counters)
+	st.Objects = &due.Objects
+	st.MemoryUsed = resource.NewQuantity(due.MemoryBytes, resource.BinarySI)
+	if before.Status.MemoryUsed != nil && before.Status.MemoryUsed.Cmp(*st.MemoryUsed) == 0 {
+		st.MemoryUsed = before.Status.MemoryUsed
+	}
+	if due.Grown == (v1.CacheCounters{}) {
+		return nil
+	}
+	return func() { r.Observations.CacheTierWritten(key, due) }
+}
+
+// hitPercent is hits as a share of every request, one decimal.
+func hitPercent(c v1.CacheCounters) string {
+	all := c.Hits + c.Misses + c.Bypasses
+	if all == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(100*float64(c.Hits)/float64(all), 'f', 1, 64) + "%"
 }
 
 func (r *CachePolicyReconciler) reconcile(ctx context.Context, policy *v1.CachePolicy) (verdict, time.Duration, error) {
@@ -234,8 +286,12 @@ func (r *CachePolicyReconciler) removeCacheTier(ctx context.Context, policy *v1.
 // SetupWithManager watches CachePolicies, their children, the farms whose
 // routes name them, and the Services of the pools behind them.
 func (r *CachePolicyReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOptions) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1.CachePolicy{}, specOrMetadataChanged).
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&v1.CachePolicy{}, specOrMetadataChanged)
+	if r.Notifier != nil {
+		b = b.WatchesRawSource(r.Notifier)
+	}
+	return b.
 		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, startupChangeHandler{component: k8s.ComponentCache})).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.ConfigMap{}).

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/collect/cachestats"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/render/nginx"
 )
@@ -212,7 +213,7 @@ func (r *CachePolicyReconciler) purgeTier(ctx context.Context, policy *v1.CacheP
 	}); err != nil {
 		return 0, err
 	}
-	token, err := agentToken(ctx, r.Client, policy.Namespace, policy.Name)
+	token, err := cachestats.AgentToken(ctx, r.Client, policy.Namespace, policy.Name)
 	if err != nil {
 		return 0, err
 	}

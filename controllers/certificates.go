@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/collect"
 	"webfarm.dev/operator/internal/envoystats"
 	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/model"
@@ -83,16 +84,7 @@ func (c *Certificates) NeedLeaderElection() bool { return true }
 
 // Start checks the farms until ctx ends.
 func (c *Certificates) Start(ctx context.Context) error {
-	tick := time.NewTicker(c.Interval)
-	defer tick.Stop()
-	for {
-		c.Check(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-	}
+	return collect.Every(ctx, c.Interval, c.Check)
 }
 
 // Check reads every farm's frontends once and updates their condition.

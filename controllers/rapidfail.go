@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"webfarm.dev/operator/internal/health"
+	"webfarm.dev/operator/internal/metrics"
 	"webfarm.dev/operator/internal/render/k8s"
 )
 
@@ -21,12 +22,8 @@ import (
 // with the webfarm.dev/restart annotation. The decision is
 // internal/lifecycle's; this file counts the failures pod updates show.
 
-var (
-	workerFailures = poolCounter("webfarm_pool_worker_failures_total",
-		"Worker failures (container restarts, failed health checks) rapid-fail protection counted, per pool.")
-	poolStopped = poolGauge("webfarm_pool_stopped",
-		"1 while health monitoring keeps the pool stopped, else 0.")
-)
+var poolStopped = metrics.PoolGauge("webfarm_pool_stopped",
+	"1 while health monitoring keeps the pool stopped, else 0.")
 
 // workerFailureHandler records the failures that pod updates show and
 // requeues the pool whose worker failed; other pod events are ignored (the
@@ -48,7 +45,7 @@ func (h workerFailureHandler) Update(_ context.Context, e event.TypedUpdateEvent
 	for _, f := range found {
 		h.failures.Add(pod.Namespace+"/"+name, f)
 	}
-	workerFailures.WithLabelValues(pod.Namespace, name).Add(float64(len(found)))
+	metrics.WorkerFailures.WithLabelValues(pod.Namespace, name).Add(float64(len(found)))
 	q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: pod.Namespace, Name: name}})
 }
 

@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"net"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,7 +39,7 @@ const deletionCostAnnotation = "controller.kubernetes.io/pod-deletion-cost"
 
 // poolWorkers lists a pool's worker pods with what the collectors saw of
 // each (figures nil: none known).
-func poolWorkers(ctx context.Context, c client.Reader, pool types.NamespacedName, figures *observations.Workers) ([]lifecycle.Worker, error) {
+func poolWorkers(ctx context.Context, c client.Reader, pool types.NamespacedName, figures *observations.Store) ([]lifecycle.Worker, error) {
 	var pods corev1.PodList
 	if err := c.List(ctx, &pods, client.InNamespace(pool.Namespace), client.MatchingLabels{
 		k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelComponent: k8s.ComponentPool, k8s.LabelInstance: pool.Name,
@@ -81,13 +80,4 @@ func markForRecycling(ctx context.Context, c client.Client, namespace string, r 
 	pod.Annotations[v1.RecycleAnnotation] = string(r.Reason)
 	pod.Annotations[deletionCostAnnotation] = lowestDeletionCost
 	return c.Patch(ctx, pod, patch)
-}
-
-// workerIP is an endpoint address's IP ("10.0.0.5:8080" -> "10.0.0.5").
-func workerIP(address string) string {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return address
-	}
-	return host
 }

@@ -3,9 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"math"
 	"net/http"
-	"text/template"
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -19,13 +17,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/activator"
 	"webfarm.dev/operator/internal/apply"
 	"webfarm.dev/operator/internal/cacheagent"
-	"webfarm.dev/operator/internal/cpu"
+	"webfarm.dev/operator/internal/collect/autoscaler"
+	"webfarm.dev/operator/internal/collect/cachestats"
+	"webfarm.dev/operator/internal/collect/cpumonitor"
+	"webfarm.dev/operator/internal/collect/frontendstats"
+	"webfarm.dev/operator/internal/collect/workermemory"
 	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/observations"
@@ -52,61 +54,11 @@ type ControllerOptions struct {
 	CPUMonitorInterval time.Duration
 	// Autoscale configures the autoscaler of pools with spec.autoscaling
 	// (it runs when Prometheus is set).
-	Autoscale AutoscaleOptions
+	Autoscale autoscaler.Options
 	// ActivatorAddress, when set (and the platform has an activator port),
 	// is where the activator listens for requests to pools that start on
 	// demand.
 	ActivatorAddress string
-}
-
-// AutoscaleOptions are the autoscaler's settings.
-type AutoscaleOptions struct {
-	// Interval between measurements (the HPA's sync period is 15 s).
-	Interval time.Duration
-	// RequestsQuery and CPUQuery are Prometheus query templates; empty: the defaults.
-	RequestsQuery, CPUQuery string
-	// DefaultNodeMHz is the clock rate of a node without the NodeMHzLabel
-	// (0: DefaultNodeMHz).
-	DefaultNodeMHz float64
-}
-
-// DefaultNodeMHz is the clock rate assumed for a node that does not label
-// its own: a typical server core of today.
-const DefaultNodeMHz = 2000
-
-// autoscaler builds the autoscaler from the options.
-func (o AutoscaleOptions) autoscaler(c client.Client, prom promv1.API, decisions *ScaleDecisions, pools chan<- event.GenericEvent) (*Autoscaler, error) {
-	parse := func(name, q, fallback string) (*template.Template, error) {
-		if q == "" {
-			q = fallback
-		}
-		t, err := template.New(name).Option("missingkey=error").Parse(q)
-		if err != nil {
-			return nil, fmt.Errorf("autoscaler %s: %w", name, err)
-		}
-		return t, nil
-	}
-	requests, err := parse("requests query", o.RequestsQuery, DefaultRequestsQuery)
-	if err != nil {
-		return nil, err
-	}
-	cpuQuery, err := parse("CPU query", o.CPUQuery, DefaultCPUQuery)
-	if err != nil {
-		return nil, err
-	}
-	mhz := o.DefaultNodeMHz
-	switch {
-	case mhz == 0:
-		mhz = DefaultNodeMHz
-	case !(mhz > 0) || math.IsInf(mhz, 0):
-		return nil, fmt.Errorf("autoscaler default node MHz %v: must be a positive number", mhz)
-	}
-	interval := o.Interval
-	if interval <= 0 {
-		interval = 15 * time.Second
-	}
-	return &Autoscaler{Client: c, Prometheus: prom, Interval: max(time.Second, interval),
-		RequestsQuery: requests, CPUQuery: cpuQuery, DefaultMHz: mhz, Decisions: decisions, Pools: pools}, nil
 }
 
 func (o ControllerOptions) controller() controller.Options {
@@ -169,15 +121,17 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 	if err := (&WebFarmReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	failures, readings, poolEvents := &health.Log{}, &cpu.Tracker{}, make(chan event.GenericEvent, 64)
-	decisions, workers := &ScaleDecisions{}, &observations.Workers{}
-	var activity *Activity
-	if opts.FrontendStatsInterval > 0 {
-		activity = &Activity{}
-	}
+	// What the collectors see, and how they tell the reconcilers.
+	failures, store := &health.Log{}, &observations.Store{}
+	pools, policies := &observations.Notifier{}, &observations.Notifier{}
 	if err := (&AppPoolReconciler{Client: c, APIReader: mgr.GetAPIReader(), Applier: applier, Platform: platform, Recorder: recorder,
-		Failures: failures, CPU: readings, Events: poolEvents, Scaling: decisions, Activity: activity,
-		Workers: workers, Clock: opts.Clock}).SetupWithManager(mgr, opts); err != nil {
+		Failures: failures, Observations: store, ActivityWatched: opts.FrontendStatsInterval > 0, Notifier: pools,
+		Clock: opts.Clock}).SetupWithManager(mgr, opts); err != nil {
+		return err
+	}
+	if err := (&CachePolicyReconciler{Client: c, APIReader: mgr.GetAPIReader(), Applier: applier, Platform: platform, Recorder: recorder,
+		Agents:       cacheagent.Client{HTTP: &http.Client{Timeout: 5 * time.Second}, Port: nginx.AgentAdminPort},
+		Observations: store, Notifier: policies}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if opts.ActivatorAddress != "" && platform.ActivatorPort > 0 {
@@ -188,40 +142,10 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 			return err
 		}
 	}
-	if opts.Prometheus != nil {
-		monitor := &CPUMonitor{Client: c, Prometheus: opts.Prometheus, Interval: max(time.Second, opts.CPUMonitorInterval),
-			Readings: readings, Pools: poolEvents}
-		if err := mgr.Add(monitor); err != nil {
-			return err
-		}
-		if err := mgr.Add(&WorkerMemory{Client: c, Prometheus: opts.Prometheus, Interval: max(time.Second, opts.CPUMonitorInterval),
-			Workers: workers}); err != nil {
-			return err
-		}
-		scaler, err := opts.Autoscale.autoscaler(c, opts.Prometheus, decisions, poolEvents)
-		if err != nil {
-			return err
-		}
-		if err := mgr.Add(scaler); err != nil {
-			return err
-		}
-	}
-	if err := (&CachePolicyReconciler{Client: c, APIReader: mgr.GetAPIReader(), Applier: applier, Platform: platform, Recorder: recorder,
-		Agents: cacheagent.Client{HTTP: &http.Client{Timeout: 5 * time.Second}, Port: nginx.AgentAdminPort}}).SetupWithManager(mgr, opts); err != nil {
+	if err := addCollectors(mgr, opts, store, failures, pools, policies); err != nil {
 		return err
 	}
 	if opts.FrontendStatsInterval > 0 {
-		stats := &FrontendStats{Client: c, Interval: opts.FrontendStatsInterval, HTTP: &http.Client{Timeout: 2 * time.Second},
-			Failures: failures, Pools: poolEvents, Activity: activity, Workers: workers}
-		if err := mgr.Add(stats); err != nil {
-			return err
-		}
-		// The cache tiers' counters, read as often; their status changes less often.
-		cacheStats := &CacheStats{Client: c, Interval: opts.FrontendStatsInterval, StatusInterval: cacheStatusInterval,
-			Agents: cacheagent.Client{HTTP: &http.Client{Timeout: 2 * time.Second}, Port: nginx.AgentAdminPort}}
-		if err := mgr.Add(cacheStats); err != nil {
-			return err
-		}
 		// What each frontend made of the HTTPS sites' certificates.
 		if err := mgr.Add(&Certificates{Client: c, Recorder: recorder, Platform: platform, Interval: opts.FrontendStatsInterval,
 			HTTP: &http.Client{Timeout: 2 * time.Second}}); err != nil {
@@ -232,6 +156,39 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 		return nil
 	}
 	return (&RoutingReconciler{Client: c, Platform: platform, XDS: opts.XDS}).SetupWithManager(mgr, opts)
+}
+
+// addCollectors adds the leader-only collectors the options ask for: they
+// write into store and notify the pools' and policies' reconcilers.
+func addCollectors(mgr ctrl.Manager, opts ControllerOptions, store *observations.Store, failures *health.Log, pools, policies *observations.Notifier) error {
+	c := mgr.GetClient()
+	var collectors []manager.Runnable
+	if opts.Prometheus != nil {
+		interval := max(time.Second, opts.CPUMonitorInterval)
+		scaler, err := autoscaler.New(opts.Autoscale, c, opts.Prometheus, indexFarmPools, store, pools)
+		if err != nil {
+			return err
+		}
+		collectors = append(collectors,
+			&cpumonitor.CPUMonitor{Client: c, Prometheus: opts.Prometheus, Interval: interval, Observations: store, Pools: pools},
+			&workermemory.WorkerMemory{Client: c, Prometheus: opts.Prometheus, Interval: interval, Observations: store},
+			scaler)
+	}
+	if opts.FrontendStatsInterval > 0 {
+		collectors = append(collectors,
+			&frontendstats.FrontendStats{Client: c, Interval: opts.FrontendStatsInterval, HTTP: &http.Client{Timeout: 2 * time.Second},
+				Failures: failures, Observations: store, Pools: pools},
+			// The cache tiers' counters, read as often; their status changes less often.
+			&cachestats.CacheStats{Client: c, Interval: opts.FrontendStatsInterval, StatusInterval: cachestats.StatusInterval,
+				Agents:       cacheagent.Client{HTTP: &http.Client{Timeout: 2 * time.Second}, Port: nginx.AgentAdminPort},
+				Observations: store, Policies: policies})
+	}
+	for _, r := range collectors {
+		if err := mgr.Add(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // referencedNames lists the distinct non-empty names a farm's routes give.

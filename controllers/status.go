@@ -98,7 +98,13 @@ type statusObject interface {
 // raise an event when a problem appears, and write the status once, only if it
 // changed. before is the object as read; the reconcile changed only obj's
 // status. It returns the reconcile's error, for a retry.
-func finish[T statusObject](ctx context.Context, c client.Client, recorder events.EventRecorder, before, obj T, v verdict, reconcileErr error) error {
+//
+// counted, when set, says the status adds counts to those read (queue
+// refusals, cache counters): the write is then guarded by the object's
+// resourceVersion, so that a stale read never lowers or loses a count, and
+// counted is called once the write succeeded, to take the counts out of the
+// store; after a conflict they stay there for the retry.
+func finish[T statusObject](ctx context.Context, c client.Client, recorder events.EventRecorder, before, obj T, v verdict, reconcileErr error, counted func()) error {
 	if reconcileErr == nil {
 		obj.SetObservedGeneration(obj.GetGeneration())
 	}
@@ -110,8 +116,15 @@ func finish[T statusObject](ctx context.Context, c client.Client, recorder event
 	if equality.Semantic.DeepEqual(before, obj) {
 		return reconcileErr
 	}
-	if err := c.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+	patch := client.MergeFrom(before)
+	if counted != nil {
+		patch = client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	}
+	if err := c.Status().Patch(ctx, obj, patch); err != nil {
 		return errors.Join(reconcileErr, fmt.Errorf("writing status: %w", err))
+	}
+	if counted != nil {
+		counted()
 	}
 	return reconcileErr
 }

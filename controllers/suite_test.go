@@ -21,6 +21,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"webfarm.dev/operator/controllers"
+	"webfarm.dev/operator/internal/collect/autoscaler"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/testutil"
 	"webfarm.dev/operator/internal/xds"
@@ -127,7 +128,7 @@ func run(m *testing.M) int {
 	if err := controllers.SetupAll(mgr, platform, controllers.ControllerOptions{
 		MaxConcurrentReconciles: 2, XDS: xdsServer, Clock: operatorClock,
 		Prometheus: promv1.NewAPI(promClient), CPUMonitorInterval: time.Hour,
-		Autoscale: controllers.AutoscaleOptions{Interval: 500 * time.Millisecond, DefaultNodeMHz: 2000},
+		Autoscale: autoscaler.Options{Interval: 500 * time.Millisecond, DefaultNodeMHz: 2000},
 	}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -55,7 +55,7 @@ func (r *WebFarmReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, err
 	}
 	v, err := r.reconcile(ctx, farm)
-	return ctrl.Result{}, finish(ctx, r.Client, r.Recorder, before, farm, v, err)
+	return ctrl.Result{}, finish(ctx, r.Client, r.Recorder, before, farm, v, err, nil)
 }
 
 // reconcile applies the farm's children and fills its status figures; the

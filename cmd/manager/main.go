@@ -23,6 +23,7 @@ import (
 
 	"webfarm.dev/operator/controllers"
 	"webfarm.dev/operator/internal/cacheagent"
+	"webfarm.dev/operator/internal/collect/autoscaler"
 	"webfarm.dev/operator/internal/discovery"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/nginx"
@@ -45,7 +46,7 @@ func main() {
 		apiBurst                                           int
 		frontendStatsInterval, cpuMonitorInterval          time.Duration
 		prometheusURL                                      string
-		autoscale                                          controllers.AutoscaleOptions
+		autoscale                                          autoscaler.Options
 		activatorAddress                                   string
 		watchNamespaces                                    []string
 		activatorPort                                      int
@@ -80,9 +81,9 @@ func main() {
 	flag.IntVar(&activatorPort, "activator-port", 18081, "port of the activator on the --xds-address host, for the frontends (0: no activator; such requests get 503 at once)")
 	flag.DurationVar(&activationTimeout, "activation-timeout", time.Minute, "how long the activator holds a request while its pool starts")
 	flag.DurationVar(&autoscale.Interval, "autoscale-interval", 15*time.Second, "how often the autoscaler measures the autoscaled pools")
-	flag.StringVar(&autoscale.RequestsQuery, "autoscale-requests-query", controllers.DefaultRequestsQuery, "Prometheus query (Go template of .Namespace and .Pool) of a pool's requests/s, one series per frontend pod labelled pod")
-	flag.StringVar(&autoscale.CPUQuery, "autoscale-cpu-query", controllers.DefaultCPUQuery, "Prometheus query (Go template of .Namespace and .Pool) of CPU cores used, one series per pod labelled pod")
-	flag.Float64Var(&autoscale.DefaultNodeMHz, "default-node-mhz", controllers.DefaultNodeMHz, "clock rate (MHz) of a node without the "+controllers.NodeMHzLabel+" label")
+	flag.StringVar(&autoscale.RequestsQuery, "autoscale-requests-query", autoscaler.DefaultRequestsQuery, "Prometheus query (Go template of .Namespace and .Pool) of a pool's requests/s, one series per frontend pod labelled pod")
+	flag.StringVar(&autoscale.CPUQuery, "autoscale-cpu-query", autoscaler.DefaultCPUQuery, "Prometheus query (Go template of .Namespace and .Pool) of CPU cores used, one series per pod labelled pod")
+	flag.Float64Var(&autoscale.DefaultNodeMHz, "default-node-mhz", autoscaler.DefaultNodeMHz, "clock rate (MHz) of a node without the "+autoscaler.NodeMHzLabel+" label")
 	flag.DurationVar(&frontendStatsInterval, "frontend-stats-interval", 5*time.Second, "how often the leader reads the Envoy frontends' per-pool queue figures (0 turns it off)")
 	flag.Float64Var(&apiQPS, "kube-api-qps", 50, "API requests per second the operator may send (sustained)")
 	flag.IntVar(&apiBurst, "kube-api-burst", 100, "API requests the operator may send in a burst")

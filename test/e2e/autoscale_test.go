@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"webfarm.dev/operator/controllers"
+	"webfarm.dev/operator/internal/collect/autoscaler"
 	"webfarm.dev/operator/test/e2e/framework"
 )
 
@@ -85,8 +85,8 @@ func computedWorkers(c capacityFigures) int {
 func TestAnAutoscaledPoolFollowsItsLoadInCyclesPerRequest(t *testing.T) {
 	ns := cluster.Namespace(t)
 	node := strings.TrimSpace(cluster.Run(t, "get", "nodes", "-o", "jsonpath={.items[0].metadata.name}"))
-	cluster.Run(t, "label", "node", node, "--overwrite", fmt.Sprintf("%s=%d", controllers.NodeMHzLabel, autoscaleNodeMHz))
-	t.Cleanup(func() { cluster.Run(t, "label", "node", node, controllers.NodeMHzLabel+"-") })
+	cluster.Run(t, "label", "node", node, "--overwrite", fmt.Sprintf("%s=%d", autoscaler.NodeMHzLabel, autoscaleNodeMHz))
+	t.Cleanup(func() { cluster.Run(t, "label", "node", node, autoscaler.NodeMHzLabel+"-") })
 	cluster.Apply(t, ns, autoscaleFarm)
 	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/elastic", "apppool/elastic")
 	client := cluster.ClientPod(t, ns)

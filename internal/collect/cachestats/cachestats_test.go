@@ -1,4 +1,4 @@
-package controllers
+package cachestats
 
 import (
 	"testing"
@@ -24,25 +24,6 @@ func TestACacheAgentsGrowthIsCountedOnce(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := counterGrowth(tt.before, tt.now); got != tt.want {
 				t.Errorf("growth %+v, want %+v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestTheHitPercentIsHitsOverEveryRequest(t *testing.T) {
-	tests := []struct {
-		name string
-		c    v1.CacheCounters
-		want string
-	}{
-		{"no request yet shows nothing", v1.CacheCounters{}, ""},
-		{"bypasses count as requests not served from the cache", v1.CacheCounters{Hits: 9, Misses: 0, Bypasses: 1}, "90.0%"},
-		{"one decimal", v1.CacheCounters{Hits: 2, Misses: 1}, "66.7%"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := hitPercent(tt.c); got != tt.want {
-				t.Errorf("%q, want %q", got, tt.want)
 			}
 		})
 	}

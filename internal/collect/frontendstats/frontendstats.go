@@ -1,22 +1,29 @@
-package controllers
+// Package frontendstats reads the farms' Envoy frontends: each pool's
+// requests, 5xx responses, queue refusals, waiting and active requests, and
+// what each worker was sent. It turns them into the operator's metrics and
+// into observations: refusals for the pools' status.queue, activity for the
+// idle timeout, per-worker requests for recycling, and bursts of 5xx as
+// worker failures.
+package frontendstats
 
 import (
 	"context"
 	"fmt"
+	"maps"
+	"net"
 	"net/http"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/collect"
 	"webfarm.dev/operator/internal/envoystats"
 	"webfarm.dev/operator/internal/health"
+	"webfarm.dev/operator/internal/metrics"
 	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/render/k8s"
@@ -25,39 +32,35 @@ import (
 // The operator's own figures of each pool, read from its farms' Envoy
 // frontends: what the queue refused, what waits and runs, what failed.
 var (
-	queueRejected = poolCounter("webfarm_pool_queue_rejected_total",
+	queueRejected = metrics.PoolCounter("webfarm_pool_queue_rejected_total",
 		"Requests the frontends answered 503 because the pool's queue was full.")
-	queueTimedOut = poolCounter("webfarm_pool_queue_timeouts_total",
+	queueTimedOut = metrics.PoolCounter("webfarm_pool_queue_timeouts_total",
 		"Requests the frontends answered 503 because they waited longer than the pool's queue timeout.")
-	poolRequests = poolCounter("webfarm_pool_requests_total",
+	poolRequests = metrics.PoolCounter("webfarm_pool_requests_total",
 		"Requests the frontends sent to the pool's workers.")
-	pool5xx = poolCounter("webfarm_pool_responses_5xx_total",
+	pool5xx = metrics.PoolCounter("webfarm_pool_responses_5xx_total",
 		"5xx responses from the pool's workers, as the frontends saw them.")
-	poolWaiting = poolGauge("webfarm_pool_requests_waiting",
+	poolWaiting = metrics.PoolGauge("webfarm_pool_requests_waiting",
 		"Requests waiting in the pool's queue at the frontends.")
-	poolActive = poolGauge("webfarm_pool_requests_active",
+	poolActive = metrics.PoolGauge("webfarm_pool_requests_active",
 		"Requests at the pool's workers.")
 )
 
-// FrontendStats reads every farm's Envoy frontends every Interval and turns
-// their per-pool counters into the operator's metrics and the pools'
-// status.queue. It runs on the leader only: the status counts each rejection
-// once.
+// FrontendStats reads every farm's Envoy frontends every Interval. It runs
+// on the leader only: the pools' status counts each refusal once.
 type FrontendStats struct {
 	Client   client.Client
 	Interval time.Duration
 	HTTP     *http.Client
 	// Failures receives a pool's bursts of 5xx responses (rapid-fail
-	// protection), and Pools the pools to look at again after one.
+	// protection).
 	Failures *health.Log
-	Pools    chan<- event.GenericEvent
-	// Activity, when set, learns when each pool last got requests (the
-	// idle timeout). A frontend that cannot be read keeps its namespace's
-	// pools active: unknown is not quiet.
-	Activity *Activity
-	// Workers, when set, learns how many requests each worker of a pool
-	// with request-count recycling served, summed over the frontends.
-	Workers *observations.Workers
+	// Observations receives the refusals, the activity (a frontend that
+	// cannot be read keeps its namespace's pools active: unknown is not
+	// quiet) and the per-worker requests, summed over the frontends.
+	Observations *observations.Store
+	// Pools names the pools to look at again: new refusals, a burst of 5xx.
+	Pools *observations.Notifier
 
 	// baselined: the first reading after this replica became the leader is
 	// done. Envoys read then may have counted under another leader: their
@@ -66,29 +69,17 @@ type FrontendStats struct {
 	baselined bool
 	mu        sync.Mutex
 	last      map[types.UID]map[string]envoystats.Pool // per frontend pod, per pool: the previous reading
-	pending   map[types.NamespacedName]queueRefusals   // refusals not yet in a pool's status
 	failing   map[types.UID]bool                       // frontends whose last reading failed
 }
 
-// NeedLeaderElection: only the leader counts into the pools' status.
+// NeedLeaderElection: only the leader counts.
 func (s *FrontendStats) NeedLeaderElection() bool { return true }
 
 // Start reads the frontends until ctx ends.
 func (s *FrontendStats) Start(ctx context.Context) error {
 	s.last = map[types.UID]map[string]envoystats.Pool{}
-	s.pending = map[types.NamespacedName]queueRefusals{}
 	s.failing = map[types.UID]bool{}
-	s.collect(ctx)
-	tick := time.NewTicker(s.Interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-			s.collect(ctx)
-		}
-	}
+	return collect.Every(ctx, s.Interval, s.collect)
 }
 
 // poolTotals are one pool's figures summed over its farms' frontends.
@@ -96,9 +87,6 @@ type poolTotals struct {
 	rejected, timedOut, requests, responses5xx uint64 // growth since the last reading
 	waiting, active                            uint64
 }
-
-// queueRefusals are the requests a pool's queue refused: full, or waited too long.
-type queueRefusals struct{ rejected, timedOut int64 }
 
 func (s *FrontendStats) collect(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx).WithName("frontend-stats")
@@ -126,9 +114,7 @@ func (s *FrontendStats) collect(ctx context.Context) {
 				log.Info("reading a frontend's stats", "pod", pod.Namespace+"/"+pod.Name, "error", err.Error())
 			}
 			s.failing[pod.UID] = true
-			if s.Activity != nil {
-				s.Activity.TouchNamespace(pod.Namespace, time.Now())
-			}
+			s.Observations.TouchNamespace(pod.Namespace, time.Now())
 			continue
 		}
 		delete(s.failing, pod.UID)
@@ -158,21 +144,12 @@ func (s *FrontendStats) collect(ctx context.Context) {
 	log.V(1).Info("read the frontends", "pods", len(seen), "pools", len(totals))
 	// Forget the frontends that are gone; one whose reading failed keeps its
 	// previous reading, so that its next one counts only what is new.
-	for uid := range s.last {
-		if !listed[uid] {
-			delete(s.last, uid)
-		}
+	maps.DeleteFunc(s.last, func(uid types.UID, _ map[string]envoystats.Pool) bool { return !listed[uid] })
+	maps.DeleteFunc(s.failing, func(uid types.UID, _ bool) bool { return !listed[uid] })
+	for key, byIP := range perWorker {
+		s.Observations.SetRequests(key, byIP)
 	}
-	for uid := range s.failing {
-		if !listed[uid] {
-			delete(s.failing, uid)
-		}
-	}
-	if s.Workers != nil {
-		for key, byIP := range perWorker {
-			s.Workers.SetRequests(key, byIP)
-		}
-	}
+	now := time.Now()
 	for key, t := range totals {
 		queueRejected.WithLabelValues(key.Namespace, key.Name).Add(float64(t.rejected))
 		queueTimedOut.WithLabelValues(key.Namespace, key.Name).Add(float64(t.timedOut))
@@ -180,30 +157,20 @@ func (s *FrontendStats) collect(ctx context.Context) {
 		pool5xx.WithLabelValues(key.Namespace, key.Name).Add(float64(t.responses5xx))
 		poolWaiting.WithLabelValues(key.Namespace, key.Name).Set(float64(t.waiting))
 		poolActive.WithLabelValues(key.Namespace, key.Name).Set(float64(t.active))
-		if t.requests > 0 && s.Activity != nil {
-			s.Activity.Touch(key, time.Now())
+		if t.requests > 0 {
+			s.Observations.Touch(key, now)
 		}
-		pending := s.pending[key]
-		pending.rejected += int64(t.rejected)
-		pending.timedOut += int64(t.timedOut)
-		s.pending[key] = pending
-		if f, ok := errorBurst(t, s.Interval, time.Now()); ok && s.Failures != nil {
+		notify := t.rejected+t.timedOut > 0 // the pool's status.queue counts them
+		s.Observations.AddRefusals(key, int64(t.rejected), int64(t.timedOut), now)
+		if f, ok := errorBurst(t, s.Interval, now); ok && s.Failures != nil {
 			log.Info("a burst of 5xx counts as a worker failure", "pool", key.String(), "failure", f.Reason)
 			s.Failures.Add(key.String(), f)
-			workerFailures.WithLabelValues(key.Namespace, key.Name).Inc()
-			s.notify(key)
+			metrics.WorkerFailures.WithLabelValues(key.Namespace, key.Name).Inc()
+			notify = true
 		}
-	}
-	for key, n := range s.pending {
-		if n == (queueRefusals{}) {
-			delete(s.pending, key)
-			continue
+		if notify {
+			s.Pools.Notify(key)
 		}
-		if err := s.recordRefusals(ctx, key, n); err != nil {
-			log.Info("recording rejections in a pool's status; retrying at the next reading", "pool", key.String(), "error", err.Error())
-			continue
-		}
-		delete(s.pending, key)
 	}
 }
 
@@ -223,6 +190,15 @@ func addPerWorker(into map[types.NamespacedName]map[string]int64, pool types.Nam
 	}
 }
 
+// workerIP is an endpoint address's IP ("10.0.0.5:8080" -> "10.0.0.5").
+func workerIP(address string) string {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return address
+	}
+	return host
+}
+
 // Bursts of 5xx responses from a pool's workers count as one worker failure
 // per reading: at least burstMinimum of them, and at least half of what the
 // pool answered. Refusals by the queue are not failures: the frontend's own
@@ -238,18 +214,6 @@ func errorBurst(t *poolTotals, interval time.Duration, now time.Time) (health.Fa
 		return health.Failure{}, false
 	}
 	return health.Failure{At: now, Reason: fmt.Sprintf("%d of %d responses were 5xx within %s", fromWorkers, answered, interval)}, true
-}
-
-// notify asks the AppPool controller to look at a pool again, without
-// waiting: a full channel already has work queued.
-func (s *FrontendStats) notify(key types.NamespacedName) {
-	if s.Pools == nil {
-		return
-	}
-	select {
-	case s.Pools <- event.GenericEvent{Object: &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}:
-	default:
-	}
 }
 
 // read fetches one frontend's pool figures from its status port.
@@ -268,18 +232,4 @@ func (s *FrontendStats) read(ctx context.Context, ip string) (map[string]envoyst
 		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return envoystats.Parse(resp.Body)
-}
-
-// recordRefusals adds a pool's queue refusals to its status.queue, guarded by
-// the pool's resourceVersion so that a stale read never lowers a count.
-func (s *FrontendStats) recordRefusals(ctx context.Context, key types.NamespacedName, n queueRefusals) error {
-	var pool v1.AppPool
-	if err := s.Client.Get(ctx, key, &pool); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	before := pool.DeepCopy()
-	pool.Status.Queue.Rejected += n.rejected
-	pool.Status.Queue.TimedOut += n.timedOut
-	pool.Status.Queue.LastRejectionTime = &metav1.Time{Time: time.Now().Truncate(time.Second)}
-	return s.Client.Status().Patch(ctx, &pool, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 }

@@ -1,4 +1,8 @@
-package controllers
+// Package cpumonitor is the IIS CPU monitor: it reads, from Prometheus (the
+// kubelet's cAdvisor counters), the CPU of each pool that has a cpuLimit,
+// into the observations, and tells the AppPool reconciler when a pool has
+// stayed over its limit for the limit's interval, or no longer is.
+package cpumonitor
 
 import (
 	"context"
@@ -8,42 +12,40 @@ import (
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/collect/prometheus"
 	"webfarm.dev/operator/internal/cpu"
+	"webfarm.dev/operator/internal/metrics"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/k8s"
 )
 
-var poolCPUPercent = poolGauge("webfarm_pool_cpu_percent",
+var poolCPUPercent = metrics.PoolGauge("webfarm_pool_cpu_percent",
 	"CPU a pool with a cpuLimit used, in percent of its workers' CPU limits (the CPU monitor's reading).")
 
 // cpuWindow is the window of the CPU rate the monitor reads: long enough
 // for a few scrapes of the kubelet's counters, short enough to act promptly.
 const cpuWindow = "30s"
 
-// CPUMonitor is the IIS CPU monitor: every Interval it reads, from
-// Prometheus (the kubelet's cAdvisor counters), the CPU of each pool that
-// has a cpuLimit, and tells the AppPool controller when a pool has stayed
-// over its limit for the limit's interval, or no longer is. Leader only.
+// CPUMonitor reads the pools' CPU every Interval. Leader only.
 type CPUMonitor struct {
-	Client     client.Client
-	Prometheus promv1.API
-	Interval   time.Duration
-	Readings   *cpu.Tracker
-	Pools      chan<- event.GenericEvent
+	Client       client.Client
+	Prometheus   promv1.API
+	Interval     time.Duration
+	Observations *observations.Store
+	Pools        *observations.Notifier
 }
 
-// NeedLeaderElection: the leader's AppPool controller acts on the readings.
+// NeedLeaderElection: the leader's AppPool reconciler acts on the readings.
 func (m *CPUMonitor) NeedLeaderElection() bool { return true }
 
 // Start reads until ctx ends.
 func (m *CPUMonitor) Start(ctx context.Context) error {
-	return readEvery(ctx, m.Interval, "cpu-monitor", "reading the pools' CPU", m.check)
+	return prometheus.ReadEvery(ctx, m.Interval, "cpu-monitor", "reading the pools' CPU", m.check)
 }
 
 func (m *CPUMonitor) check(ctx context.Context) error {
@@ -57,7 +59,8 @@ func (m *CPUMonitor) check(ctx context.Context) error {
 	if len(watched) == 0 {
 		return nil
 	}
-	used, err := m.coresByPod(ctx, watched)
+	used, err := prometheus.ByPod(ctx, m.Prometheus, fmt.Sprintf(`sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{container!="",container!="POD",namespace=~"%s"}[%s]))`,
+		prometheus.NamespaceRegex(watched), cpuWindow))
 	if err != nil {
 		return err
 	}
@@ -65,26 +68,20 @@ func (m *CPUMonitor) check(ctx context.Context) error {
 	for _, p := range watched {
 		resolved, err := model.ResolvePool(&p, model.Platform{})
 		if err != nil || resolved.CPULimit == nil || resolved.CPULimit.Action == model.CPUThrottle {
-			continue // an invalid spec (its controller reports it), or capped, not watched
+			continue // an invalid spec (its reconciler reports it), or capped, not watched
 		}
 		usedCores, limitCores, err := m.poolCores(ctx, p, used)
 		if err != nil {
 			return err
 		}
+		key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
 		percent := cpu.Percent(usedCores, limitCores)
 		poolCPUPercent.WithLabelValues(p.Namespace, p.Name).Set(percent)
-		if _, changed := m.Readings.Observe(p.Namespace+"/"+p.Name, percent, resolved.CPULimit.Percent, resolved.CPULimit.Interval, now); changed {
-			m.notify(types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
+		if _, changed := m.Observations.ObserveCPU(key, percent, resolved.CPULimit.Percent, resolved.CPULimit.Interval, now); changed {
+			m.Pools.Notify(key)
 		}
 	}
 	return nil
-}
-
-// coresByPod asks Prometheus for the CPU (cores) each pod of the watched
-// pools' namespaces uses.
-func (m *CPUMonitor) coresByPod(ctx context.Context, pools []v1.AppPool) (map[types.NamespacedName]float64, error) {
-	return byPod(ctx, m.Prometheus, fmt.Sprintf(`sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{container!="",container!="POD",namespace=~"%s"}[%s]))`,
-		namespaceRegex(pools), cpuWindow))
 }
 
 // poolCores sums what a pool's running workers use and may use.
@@ -105,11 +102,4 @@ func (m *CPUMonitor) poolCores(ctx context.Context, p v1.AppPool, used map[types
 		}
 	}
 	return usedCores, limitCores, nil
-}
-
-func (m *CPUMonitor) notify(key types.NamespacedName) {
-	select {
-	case m.Pools <- event.GenericEvent{Object: &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}:
-	default:
-	}
 }

@@ -1,4 +1,4 @@
-package controllers
+package observations
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 )
 
 func TestAnUnreadableFrontendKeepsItsNamespacesPoolsActive(t *testing.T) {
-	var a Activity
+	var a Store
 	start := time.Date(2026, 11, 22, 18, 0, 0, 0, time.UTC)
 	shop, blog, other := key("web", "shop"), key("web", "blog"), key("api", "shop")
 	for _, k := range []struct{ ns, name string }{{"web", "shop"}, {"web", "blog"}, {"api", "shop"}} {

@@ -1,4 +1,8 @@
-package controllers
+// Package workermemory reads the working set of each worker of the pools
+// with a recycling memory limit from Prometheus (the kubelet's cAdvisor
+// figures, all of a worker pod's containers together: IIS's private bytes
+// of a worker process) into the observations.
+package workermemory
 
 import (
 	"context"
@@ -12,28 +16,27 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/collect/prometheus"
 	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/k8s"
 )
 
-// WorkerMemory reads, every Interval, the working set of each worker of the
-// pools with a recycling memory limit from Prometheus (the kubelet's
-// cAdvisor figures, all of a worker pod's containers together: IIS's
-// private bytes of a worker process). Leader only; the AppPool controller
-// looks at those pools as often (lifecycle's limitRecheck).
+// WorkerMemory reads the workers' memory every Interval. Leader only; the
+// AppPool reconciler looks at those pools as often (lifecycle's
+// limitRecheck).
 type WorkerMemory struct {
-	Client     client.Client
-	Prometheus promv1.API
-	Interval   time.Duration
-	Workers    *observations.Workers
+	Client       client.Client
+	Prometheus   promv1.API
+	Interval     time.Duration
+	Observations *observations.Store
 }
 
-// NeedLeaderElection: the leader's AppPool controller recycles.
+// NeedLeaderElection: the leader's AppPool reconciler recycles.
 func (m *WorkerMemory) NeedLeaderElection() bool { return true }
 
 // Start reads until ctx ends.
 func (m *WorkerMemory) Start(ctx context.Context) error {
-	return readEvery(ctx, m.Interval, "worker-memory", "reading the workers' memory", m.read)
+	return prometheus.ReadEvery(ctx, m.Interval, "worker-memory", "reading the workers' memory", m.read)
 }
 
 func (m *WorkerMemory) read(ctx context.Context) error {
@@ -45,8 +48,8 @@ func (m *WorkerMemory) read(ctx context.Context) error {
 	if len(watched) == 0 {
 		return nil
 	}
-	bytesByPod, err := byPod(ctx, m.Prometheus, fmt.Sprintf(
-		`sum by (namespace, pod) (container_memory_working_set_bytes{container!="",container!="POD",namespace=~"%s"})`, namespaceRegex(watched)))
+	bytesByPod, err := prometheus.ByPod(ctx, m.Prometheus, fmt.Sprintf(
+		`sum by (namespace, pod) (container_memory_working_set_bytes{container!="",container!="POD",namespace=~"%s"})`, prometheus.NamespaceRegex(watched)))
 	if err != nil {
 		return err
 	}
@@ -64,7 +67,7 @@ func (m *WorkerMemory) read(ctx context.Context) error {
 		}
 	}
 	for key, figures := range byPool {
-		m.Workers.SetMemory(key, figures)
+		m.Observations.SetMemory(key, figures)
 	}
 	return nil
 }

@@ -1,4 +1,8 @@
-package controllers
+// Package autoscaler measures every autoscaled pool from Prometheus, decides
+// its workers with internal/autoscale, and stores the decision in the
+// observations for the AppPool reconciler, the one writer of the pool's
+// Deployment.
+package autoscaler
 
 import (
 	"bytes"
@@ -6,25 +10,25 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"sync"
 	"text/template"
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	prommodel "github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/autoscale"
 	"webfarm.dev/operator/internal/capacity"
+	"webfarm.dev/operator/internal/collect"
+	"webfarm.dev/operator/internal/collect/prometheus"
 	"webfarm.dev/operator/internal/health"
+	"webfarm.dev/operator/internal/metrics"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/k8s"
 )
 
@@ -43,20 +47,33 @@ const (
 	DefaultCPUQuery      = `sum by (pod) (rate(container_cpu_usage_seconds_total{namespace="{{.Namespace}}",container!="",container!="POD"}[1m]))`
 )
 
+// DefaultNodeMHz is the clock rate assumed for a node that does not label
+// its own: a typical server core of today.
+const DefaultNodeMHz = 2000
+
 var (
-	poolRecommendedReplicas = poolGauge("webfarm_pool_autoscale_recommended_replicas",
+	poolRecommendedReplicas = metrics.PoolGauge("webfarm_pool_autoscale_recommended_replicas",
 		"Workers the autoscaler recommends for the pool from its latest measurement.")
-	poolMegacyclesPerRequest = poolGauge("webfarm_pool_megacycles_per_request",
+	poolMegacyclesPerRequest = metrics.PoolGauge("webfarm_pool_megacycles_per_request",
 		"CPU cycles per request of the pool, in millions (its workers' CPU at their nodes' clock rates over its requests/s).")
-	poolRequiredMHz = poolGauge("webfarm_pool_required_mhz",
+	poolRequiredMHz = metrics.PoolGauge("webfarm_pool_required_mhz",
 		"Cycles per second, in millions, the pool's load needs at its target CPU utilisation.")
-	poolMetricsUnavailable = poolGauge("webfarm_pool_autoscale_metrics_unavailable",
+	poolMetricsUnavailable = metrics.PoolGauge("webfarm_pool_autoscale_metrics_unavailable",
 		"1 while the autoscaler cannot measure the pool (its replicas hold).")
 )
 
-// Autoscaler measures every autoscaled pool from Prometheus each Interval,
-// decides its workers with internal/autoscale, and hands the decision to the
-// AppPool controller, the one writer of the pool's Deployment. Leader only.
+// Options are the autoscaler's settings.
+type Options struct {
+	// Interval between measurements (the HPA's sync period is 15 s).
+	Interval time.Duration
+	// RequestsQuery and CPUQuery are Prometheus query templates; empty: the defaults.
+	RequestsQuery, CPUQuery string
+	// DefaultNodeMHz is the clock rate of a node without the NodeMHzLabel
+	// (0: DefaultNodeMHz).
+	DefaultNodeMHz float64
+}
+
+// Autoscaler measures the autoscaled pools every Interval. Leader only.
 type Autoscaler struct {
 	Client     client.Client
 	Prometheus promv1.API
@@ -65,28 +82,57 @@ type Autoscaler struct {
 	RequestsQuery, CPUQuery *template.Template
 	// DefaultMHz is the clock rate of a node without NodeMHzLabel.
 	DefaultMHz float64
-	Decisions  *ScaleDecisions
-	Pools      chan<- event.GenericEvent
+	// FarmsByPool is the field index of WebFarms by the pools their routes name.
+	FarmsByPool  string
+	Observations *observations.Store
+	Pools        *observations.Notifier
 
 	states map[types.NamespacedName]*autoscale.State
 }
 
-// NeedLeaderElection: the leader's AppPool controller applies the decisions.
+// New builds the autoscaler from the options.
+func New(o Options, c client.Client, prom promv1.API, farmsByPool string, store *observations.Store, pools *observations.Notifier) (*Autoscaler, error) {
+	parse := func(name, q, fallback string) (*template.Template, error) {
+		if q == "" {
+			q = fallback
+		}
+		t, err := template.New(name).Option("missingkey=error").Parse(q)
+		if err != nil {
+			return nil, fmt.Errorf("autoscaler %s: %w", name, err)
+		}
+		return t, nil
+	}
+	requests, err := parse("requests query", o.RequestsQuery, DefaultRequestsQuery)
+	if err != nil {
+		return nil, err
+	}
+	cpuQuery, err := parse("CPU query", o.CPUQuery, DefaultCPUQuery)
+	if err != nil {
+		return nil, err
+	}
+	mhz := o.DefaultNodeMHz
+	switch {
+	case mhz == 0:
+		mhz = DefaultNodeMHz
+	case !(mhz > 0) || math.IsInf(mhz, 0):
+		return nil, fmt.Errorf("autoscaler default node MHz %v: must be a positive number", mhz)
+	}
+	interval := o.Interval
+	if interval <= 0 {
+		interval = 15 * time.Second
+	}
+	return &Autoscaler{Client: c, Prometheus: prom, Interval: max(time.Second, interval),
+		RequestsQuery: requests, CPUQuery: cpuQuery, DefaultMHz: mhz, FarmsByPool: farmsByPool,
+		Observations: store, Pools: pools}, nil
+}
+
+// NeedLeaderElection: the leader's AppPool reconciler applies the decisions.
 func (a *Autoscaler) NeedLeaderElection() bool { return true }
 
 // Start measures until ctx ends.
 func (a *Autoscaler) Start(ctx context.Context) error {
 	a.states = map[types.NamespacedName]*autoscale.State{}
-	tick := time.NewTicker(a.Interval)
-	defer tick.Stop()
-	for {
-		a.run(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-	}
+	return collect.Every(ctx, a.Interval, a.run)
 }
 
 func (a *Autoscaler) run(ctx context.Context) {
@@ -106,7 +152,7 @@ func (a *Autoscaler) run(ctx context.Context) {
 		seen[key] = true
 		resolved, err := model.ResolvePool(p, model.Platform{})
 		if err != nil || resolved.Autoscaling == nil {
-			continue // its controller reports the invalid spec
+			continue // its reconciler reports the invalid spec
 		}
 		current, err := a.currentReplicas(ctx, key)
 		if err != nil {
@@ -121,14 +167,14 @@ func (a *Autoscaler) run(ctx context.Context) {
 		obs := a.observe(ctx, p)
 		d := state.Decide(policyOf(resolved, a.DefaultMHz), current, obs)
 		record(key, d)
-		if a.Decisions.Set(key, d, obs.At) || d.Scaled {
-			a.notify(key)
+		if a.Observations.SetScale(key, d, obs.At) || d.Scaled {
+			a.Pools.Notify(key)
 		}
 	}
 	for key := range a.states {
 		if !seen[key] {
 			delete(a.states, key)
-			a.Decisions.Forget(key)
+			a.Observations.ForgetScale(key)
 		}
 	}
 }
@@ -154,13 +200,16 @@ func policyOf(p model.Pool, defaultMHz float64) autoscale.Policy {
 // The autoscaling benchmark found 60 to 150 s equally good (bench/README.md).
 const scaleUpLead = 2 * time.Minute
 
+// currentReplicas is the workers the pool's Deployment asks for.
 func (a *Autoscaler) currentReplicas(ctx context.Context, key types.NamespacedName) (int32, error) {
 	var d appsv1.Deployment
 	if err := a.Client.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: k8s.PoolName(key.Name)}, &d); err != nil {
 		return 0, err
 	}
-	desired, _, _ := replicaCounts(&d)
-	return desired, nil
+	if d.Spec.Replicas == nil {
+		return 1, nil // the API's default
+	}
+	return *d.Spec.Replicas, nil
 }
 
 // observe measures a pool now: its requests/s as its farms' frontends
@@ -231,7 +280,7 @@ func (a *Autoscaler) readyPods(ctx context.Context, namespace string, labels map
 // poolFrontends are the ready frontend pods of the farms that route to the pool.
 func (a *Autoscaler) poolFrontends(ctx context.Context, p *v1.AppPool) ([]corev1.Pod, error) {
 	var farms v1.WebFarmList
-	if err := a.Client.List(ctx, &farms, client.InNamespace(p.Namespace), client.MatchingFields{indexFarmPools: p.Name}); err != nil {
+	if err := a.Client.List(ctx, &farms, client.InNamespace(p.Namespace), client.MatchingFields{a.FarmsByPool: p.Name}); err != nil {
 		return nil, err
 	}
 	var out []corev1.Pod
@@ -257,43 +306,14 @@ func (a *Autoscaler) nodeMHz(ctx context.Context, name string) float64 {
 	return a.DefaultMHz
 }
 
-// queryByPod runs a query and returns its values by the "pod" label. An
-// empty answer is an error: Prometheus does not know (no target, stale
-// series), which is not zero. NaN and negative values are left out.
+// queryByPod runs a query template through the collectors' Prometheus
+// reader and returns its values by the "pod" label.
 func (a *Autoscaler) queryByPod(ctx context.Context, tmpl *template.Template, vars any) (map[string]float64, error) {
 	var q bytes.Buffer
 	if err := tmpl.Execute(&q, vars); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	result, _, err := a.Prometheus.Query(ctx, q.String(), time.Now())
-	if err != nil {
-		return nil, err
-	}
-	vector, ok := result.(prommodel.Vector)
-	if !ok {
-		return nil, fmt.Errorf("prometheus answered a %s, want a vector", result.Type())
-	}
-	if len(vector) == 0 {
-		return nil, fmt.Errorf("no series for %s", q.String())
-	}
-	out := map[string]float64{}
-	for _, s := range vector {
-		v := float64(s.Value)
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			continue
-		}
-		out[string(s.Metric["pod"])] = v
-	}
-	return out, nil
-}
-
-func (a *Autoscaler) notify(key types.NamespacedName) {
-	select {
-	case a.Pools <- event.GenericEvent{Object: &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}:
-	default:
-	}
+	return prometheus.ByPodName(ctx, a.Prometheus, q.String())
 }
 
 // record exports a decision's figures; unknown figures are left out.
@@ -309,59 +329,4 @@ func record(key types.NamespacedName, d autoscale.Decision) {
 	poolRecommendedReplicas.WithLabelValues(key.Namespace, key.Name).Set(float64(d.Recommended))
 	poolMegacyclesPerRequest.WithLabelValues(key.Namespace, key.Name).Set(d.Measured.MegacyclesPerRequest)
 	poolRequiredMHz.WithLabelValues(key.Namespace, key.Name).Set(d.Measured.RequiredMHz)
-}
-
-// ScaleDecisions hold the autoscaler's latest decision per pool, for the
-// AppPool controller.
-type ScaleDecisions struct {
-	mu        sync.Mutex
-	decisions map[types.NamespacedName]ScaleDecision
-}
-
-// ScaleDecision is a decision and when it was made.
-type ScaleDecision struct {
-	autoscale.Decision
-	At       time.Time
-	notified time.Time // when the AppPool controller was last told
-}
-
-// statusRefresh: the measured figures in a pool's status are refreshed at
-// most this often when its replicas do not change (each refresh is a write).
-const statusRefresh = time.Minute
-
-// Set stores a pool's decision; it reports whether the AppPool controller
-// should look at it: the replicas, the metrics' availability or the reason
-// they are unavailable changed, or the status' figures are older than
-// statusRefresh.
-func (s *ScaleDecisions) Set(key types.NamespacedName, d autoscale.Decision, at time.Time) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.decisions == nil {
-		s.decisions = map[types.NamespacedName]ScaleDecision{}
-	}
-	prev, ok := s.decisions[key]
-	notify := !ok || prev.Replicas != d.Replicas || prev.MetricsUnavailable != d.MetricsUnavailable ||
-		(d.MetricsUnavailable && prev.Reason != d.Reason) || // another failure: its reason holds no figures that churn
-		at.Sub(prev.notified) >= statusRefresh
-	next := ScaleDecision{Decision: d, At: at, notified: prev.notified}
-	if notify {
-		next.notified = at
-	}
-	s.decisions[key] = next
-	return notify
-}
-
-// Get is a pool's latest decision, if any.
-func (s *ScaleDecisions) Get(key types.NamespacedName) (ScaleDecision, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	d, ok := s.decisions[key]
-	return d, ok
-}
-
-// Forget drops a pool's decision (deleted, or no longer autoscaled).
-func (s *ScaleDecisions) Forget(key types.NamespacedName) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.decisions, key)
 }

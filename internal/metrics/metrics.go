@@ -1,0 +1,72 @@
+// Package metrics makes the operator's per-pool and per-cache-tier metrics,
+// registered with its metrics endpoint, and forgets a deleted object's
+// series. The collectors and the reconcilers both count into them.
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// deleter is a metric vector whose series can be dropped by their labels.
+type deleter interface{ DeleteLabelValues(...string) bool }
+
+// poolMetrics and cacheMetrics are labelled with their object's namespace
+// and name; a deleted object's series go with it.
+var poolMetrics, cacheMetrics []deleter
+
+// poolLabels label every pool metric, cacheLabels every cache tier's.
+var (
+	poolLabels  = []string{"namespace", "pool"}
+	cacheLabels = []string{"namespace", "cachepolicy"}
+)
+
+// WorkerFailures are the failures rapid-fail protection counted: the
+// workers' pods and the frontends' bursts of 5xx responses both add to it.
+var WorkerFailures = PoolCounter("webfarm_pool_worker_failures_total",
+	"Worker failures (container restarts, failed health checks) rapid-fail protection counted, per pool.")
+
+// PoolCounter, PoolGauge and PoolHistogram make a pool metric.
+func PoolCounter(name, help string) *prometheus.CounterVec {
+	return register(&poolMetrics, prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, poolLabels))
+}
+
+func PoolGauge(name, help string) *prometheus.GaugeVec {
+	return register(&poolMetrics, prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, poolLabels))
+}
+
+func PoolHistogram(name, help string, buckets []float64) *prometheus.HistogramVec {
+	return register(&poolMetrics, prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, poolLabels))
+}
+
+// CacheCounter and CacheGauge make a cache tier's metric.
+func CacheCounter(name, help string) *prometheus.CounterVec {
+	return register(&cacheMetrics, prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, cacheLabels))
+}
+
+func CacheGauge(name, help string) *prometheus.GaugeVec {
+	return register(&cacheMetrics, prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, cacheLabels))
+}
+
+func register[M interface {
+	prometheus.Collector
+	deleter
+}](into *[]deleter, m M) M {
+	crmetrics.Registry.MustRegister(m)
+	*into = append(*into, m)
+	return m
+}
+
+// ForgetPool drops a deleted pool's series.
+func ForgetPool(namespace, pool string) {
+	for _, m := range poolMetrics {
+		m.DeleteLabelValues(namespace, pool)
+	}
+}
+
+// ForgetCache drops a deleted cache policy's series.
+func ForgetCache(namespace, policy string) {
+	for _, m := range cacheMetrics {
+		m.DeleteLabelValues(namespace, policy)
+	}
+}

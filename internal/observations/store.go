@@ -1,0 +1,61 @@
+// Package observations is the one store of what the collectors see of each
+// pool and cache tier between two decisions: per-worker requests and
+// memory, queue refusals, CPU readings, the autoscaler's decisions, when a
+// pool last got requests, the cache tiers' counters. The collectors write
+// and tell the reconcilers through a Notifier; the reconcilers read when
+// they decide and put what belongs in a status into the status they write.
+// Every figure is keyed by its object's namespace and name. Safe for
+// concurrent use.
+package observations
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"webfarm.dev/operator/internal/cpu"
+)
+
+// Store holds the observations of every pool and cache tier.
+type Store struct {
+	mu        sync.Mutex
+	requests  map[types.NamespacedName]map[string]int64 // pool -> worker IP -> requests
+	memory    map[types.NamespacedName]map[string]int64 // pool -> worker pod -> bytes
+	refusals  map[types.NamespacedName]QueueRefusals    // pool -> refusals not yet in its status
+	decisions map[types.NamespacedName]ScaleDecision    // pool -> the autoscaler's latest
+	active    map[types.NamespacedName]activity         // pool -> when it last got requests
+	cache     map[types.NamespacedName]*cacheTier       // cache policy -> its tier's figures
+	cpu       cpu.Tracker                               // keyed by the pool's "namespace/name"
+}
+
+// initialise makes the maps; s.mu is held.
+func (s *Store) initialise() {
+	if s.requests != nil {
+		return
+	}
+	s.requests = map[types.NamespacedName]map[string]int64{}
+	s.memory = map[types.NamespacedName]map[string]int64{}
+	s.refusals = map[types.NamespacedName]QueueRefusals{}
+	s.decisions = map[types.NamespacedName]ScaleDecision{}
+	s.active = map[types.NamespacedName]activity{}
+	s.cache = map[types.NamespacedName]*cacheTier{}
+}
+
+// ForgetPool drops a deleted pool's figures.
+func (s *Store) ForgetPool(pool types.NamespacedName) {
+	s.mu.Lock()
+	delete(s.requests, pool)
+	delete(s.memory, pool)
+	delete(s.refusals, pool)
+	delete(s.decisions, pool)
+	delete(s.active, pool)
+	s.mu.Unlock()
+	s.cpu.Forget(pool.String())
+}
+
+// ForgetCacheTier drops a deleted cache policy's figures.
+func (s *Store) ForgetCacheTier(policy types.NamespacedName) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.cache, policy)
+}
