@@ -67,8 +67,8 @@ func (c *Cluster) ClientNetwork(t testing.TB, addresses ...string) *ClientNetwor
 
 // Get sends one GET from source (one of the network's addresses) on a new
 // connection. Each header is "Name: value"; "Host: x" sets the host.
-func (n *ClientNetwork) Get(source, url string, headers ...string) (Response, error) {
-	req, err := newGet(url, headers)
+func (n *ClientNetwork) Get(source, target string, headers ...string) (Response, error) {
+	req, err := newGet(target, headers)
 	if err != nil {
 		return Response{}, err
 	}
