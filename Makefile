@@ -94,6 +94,7 @@ fuzz: ## Fuzz each renderer for FUZZTIME (2m unless set); -fuzz takes one target
 	go test ./internal/render/nginx -run '^$$' -fuzz '^FuzzPoolConfig$$' -fuzztime $(FUZZTIME)
 	go test ./internal/render/nginx -run '^$$' -fuzz '^FuzzCacheConfig$$' -fuzztime $(FUZZTIME)
 	go test ./internal/render/envoy -run '^$$' -fuzz '^FuzzFarmRouting$$' -fuzztime $(FUZZTIME)
+	go test ./internal/render/envoy -run '^$$' -fuzz '^FuzzFrontendSecurity$$' -fuzztime $(FUZZTIME)
 
 .PHONY: update-golden
 update-golden: ## Rewrite the golden files from the renderers.

@@ -190,6 +190,12 @@ func resolveClientAddress(c v1.ClientAddress, errs *errList) ClientAddress {
 			errs.add(fmt.Sprintf("frontend.clientAddress.trustedNetworks: %q is not a CIDR", n))
 			continue
 		}
+		if prefix.Addr().Is4In6() {
+			// As the API server's isCIDR: IPv4 connections reach Envoy as
+			// IPv4, so such a network would never match one.
+			errs.add(fmt.Sprintf("frontend.clientAddress.trustedNetworks: %q is IPv4-mapped IPv6: write the IPv4 network", n))
+			continue
+		}
 		out.TrustedNetworks = append(out.TrustedNetworks, prefix.Masked())
 	}
 	slices.SortFunc(out.TrustedNetworks, func(a, b netip.Prefix) int { return strings.Compare(a.String(), b.String()) })

@@ -174,6 +174,11 @@ func TestResolve(t *testing.T) {
 				TrustedNetworks: []v1.CIDR{"10.0.0.0/8; rm"}}}}}, model.Platform{})
 			return err
 		}, `trustedNetworks: "10.0.0.0/8; rm" is not a CIDR`},
+		{"an IPv4-mapped IPv6 trusted network, which no IPv4 connection matches, is refused", func() error {
+			_, err := model.ResolveFarm(&v1.WebFarm{Spec: v1.WebFarmSpec{Frontend: v1.Frontend{ClientAddress: v1.ClientAddress{
+				TrustedNetworks: []v1.CIDR{"::ffff:10.0.0.0/104"}}}}}, model.Platform{})
+			return err
+		}, `trustedNetworks: "::ffff:10.0.0.0/104" is IPv4-mapped IPv6: write the IPv4 network`},
 		{"an app's environment takes keys of Secrets and ConfigMaps by reference", func() error {
 			m, err := model.ResolvePool(&v1.AppPool{Spec: v1.AppPoolSpec{App: v1.AppContainer{Image: "a", Port: 3000, Env: []v1.EnvVar{
 				{Name: "PASSWORD", ValueFrom: &v1.EnvVarSource{SecretKeyRef: v1.KeyRef{Name: "db", Key: "password"}}},

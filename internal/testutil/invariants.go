@@ -172,6 +172,24 @@ func EnvoyEmittedExtensions(t testing.TB, pattern string) map[string]bool {
 	})
 }
 
+// EnvoyOnlyEmitted fails unless every EnvoyExtensions of each document is
+// one of the golden Envoy configs matching pattern (EnvoyEmittedExtensions).
+func EnvoyOnlyEmitted(t testing.TB, pattern string, docs ...[]byte) {
+	t.Helper()
+	allowed := EnvoyEmittedExtensions(t, pattern)
+	for _, doc := range docs {
+		got, err := EnvoyExtensions(doc)
+		if err != nil {
+			t.Fatalf("the Envoy config is not JSON: %v", err)
+		}
+		for e := range got {
+			if !allowed[e] {
+				t.Fatalf("the output has %s, which the renderer never emits by itself\n%s", e, doc[:min(len(doc), 4000)])
+			}
+		}
+	}
+}
+
 // PlainPool is p with its names replaced by plain placeholders. Rendered, it
 // is the reference a config of p must match statement for statement: a user
 // string may change words, never add or change a statement.

@@ -159,7 +159,7 @@ var (
 )
 
 func hostileCases() []hostileCase {
-	return []hostileCase{
+	return append([]hostileCase{
 		// Host names.
 		{
 			name:      "a host name with a newline and an nginx directive is refused",
@@ -1044,7 +1044,7 @@ func hostileCases() []hostileCase {
 			manifests: []string{withPurge(cachePolicy(""), longToken)},
 			refused:   []string{"metadata.annotations: Too long: may not be more than 262144 bytes"},
 		},
-	}
+	}, frontendCases()...)
 }
 
 // checkDomains fails unless the farm's one virtual host answers exactly hosts.

@@ -26,6 +26,7 @@ import (
 	k8srender "webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/testutil/localenvoy"
 )
 
 // rendered is everything the controllers would write for the objects of one
@@ -79,7 +80,7 @@ func (r *rendered) configs() map[string]string {
 //     config of the same model with plain names;
 //   - a cache tier's nginx routes each of its pools by the pool's name;
 //   - the farm's routing passes FarmRouting's own validation and the real
-//     `envoy --mode validate`, has only the filters and types the renderer
+//     `envoy --mode validate` (with the SDS files of its TLS sites), has only the filters and types the renderer
 //     emits for its golden files, and every route of a virtual host is
 //     reachable (no earlier route with the same match);
 //   - every Kubernetes child object passes a server-side apply (recorded:
@@ -233,7 +234,14 @@ func renderNamespace(t *testing.T, api client.Client, ns string) *rendered {
 		}
 		checkEnvoyExtensions(t, "WebFarm "+wf.Name, doc)
 		checkRoutesReachable(t, "WebFarm "+wf.Name, routing)
-		testutil.EnvoyCheck(t, string(doc), envoy.NodeIDArgs("frontend-0")...)
+		// Envoy checks that the SDS files and the certificate directories
+		// of TLS sites exist: they go to a directory of the test's, as the
+		// pod mounts its ConfigMap and the sites' Secrets.
+		dir := t.TempDir()
+		if err := localenvoy.WriteCertConfig(dir, f); err != nil {
+			t.Fatal(err)
+		}
+		testutil.EnvoyCheck(t, localenvoy.LocalPaths(dir, string(doc)), envoy.NodeIDArgs("frontend-0")...)
 		r.farms[wf.Name], r.bootstrap[wf.Name], r.routing[wf.Name] = f, doc, routing
 	}
 	return r
