@@ -189,27 +189,15 @@ func checkOnlyOwnCode(t *testing.T, doc []byte) {
 	if err := json.Unmarshal(doc, &v); err != nil {
 		t.Fatal(err)
 	}
-	var walk func(any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			typ, _ := v["@type"].(string)
-			switch {
-			case strings.HasSuffix(typ, ".wasm.v3.Wasm") && !reflect.DeepEqual(v, want):
-				t.Fatalf("the output has a Wasm configuration other than the renderer's own: %v\n%s", v, excerpt(doc))
-			case strings.Contains(typ, ".lua."):
-				t.Fatalf("the output has a Lua filter: %v\n%s", v, excerpt(doc))
-			}
-			for _, e := range v {
-				walk(e)
-			}
-		case []any:
-			for _, e := range v {
-				walk(e)
-			}
+	testutil.EachJSONObject(v, func(o map[string]any) {
+		typ, _ := o["@type"].(string)
+		switch {
+		case strings.HasSuffix(typ, ".wasm.v3.Wasm") && !reflect.DeepEqual(o, want):
+			t.Fatalf("the output has a Wasm configuration other than the renderer's own: %v\n%s", o, excerpt(doc))
+		case strings.Contains(typ, ".lua."):
+			t.Fatalf("the output has a Lua filter: %v\n%s", o, excerpt(doc))
 		}
-	}
-	walk(v)
+	})
 }
 
 // envoyChecked holds the hashes of bootstraps Envoy already accepted: Envoy
