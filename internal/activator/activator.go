@@ -173,19 +173,16 @@ func unavailable(w http.ResponseWriter, body string) {
 	_, _ = w.Write([]byte(body))
 }
 
-// cut answers the start of a response that never completes and closes the
-// connection (model.CutResponse): the frontend then aborts its client's
-// connection, as it does for a stopped pool in a farm with
+// cut closes the connection without an answer: the frontend then resets
+// its client's connection, as it does for a stopped pool in a farm with
 // unavailableResponse L4. Without a connection to take over it answers 503.
 func cut(w http.ResponseWriter, body string) {
-	conn, buf, err := http.NewResponseController(w).Hijack()
+	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		unavailable(w, body)
 		return
 	}
-	defer conn.Close()
-	_, _ = buf.WriteString(model.CutResponse)
-	_ = buf.Flush()
+	_ = conn.Close()
 }
 
 // parsePool reads "namespace/name", both DNS labels.

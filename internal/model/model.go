@@ -28,8 +28,8 @@ const ActivateHeader = "X-Webfarm-Activate"
 // UnavailableResponseHeader tells the activator how the farm answers for a
 // pool that cannot serve ("L7" or "L4", the WebFarm's unavailableResponse):
 // the frontend sets it on the requests it sends there, replacing any a
-// client sent, and with L4 the activator cuts the connection (CutResponse)
-// where it would answer 503.
+// client sent. With L4 the activator closes the connection without an
+// answer where it would answer 503, and the frontend resets its client's.
 const UnavailableResponseHeader = "X-Webfarm-Unavailable-Response"
 
 // Values of UnavailableResponseHeader, as the WebFarm API spells them.
@@ -37,12 +37,6 @@ const (
 	UnavailableL7 = "L7"
 	UnavailableL4 = "L4"
 )
-
-// CutResponse is the start of a response that never completes: its
-// content-length promises a body that never comes. A frontend that gets it
-// from upstream can only abort its client's connection, which is how a
-// farm with unavailableResponse L4 refuses a request.
-const CutResponse = "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 1048576\r\n\r\n"
 
 // QueueTimeoutStatus is the status a worker answers a request that waited
 // past its pool's queue timeout; the frontend answers the client 503 in its

@@ -138,27 +138,31 @@ func EnvoyExtensions(doc []byte) (map[string]bool, error) {
 		return nil, err
 	}
 	out := map[string]bool{}
-	var walk func(any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if t, ok := v["@type"].(string); ok {
-				out["@type "+t] = true
-			}
-			if _, ok := v["typed_config"]; ok {
-				out[fmt.Sprintf("filter %v", v["name"])] = true
-			}
-			for _, e := range v {
-				walk(e)
-			}
-		case []any:
-			for _, e := range v {
-				walk(e)
-			}
+	EachJSONObject(v, func(o map[string]any) {
+		if t, ok := o["@type"].(string); ok {
+			out["@type "+t] = true
+		}
+		if _, ok := o["typed_config"]; ok {
+			out[fmt.Sprintf("filter %v", o["name"])] = true
+		}
+	})
+	return out, nil
+}
+
+// EachJSONObject calls visit with every object in v, a decoded JSON
+// document, outer objects first.
+func EachJSONObject(v any, visit func(map[string]any)) {
+	switch v := v.(type) {
+	case map[string]any:
+		visit(v)
+		for _, e := range v {
+			EachJSONObject(e, visit)
+		}
+	case []any:
+		for _, e := range v {
+			EachJSONObject(e, visit)
 		}
 	}
-	walk(v)
-	return out, nil
 }
 
 // EnvoyEmittedExtensions are the EnvoyExtensions of the golden Envoy configs

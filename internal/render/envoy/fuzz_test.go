@@ -2,13 +2,16 @@ package envoy
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"net"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protojson"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
@@ -20,7 +23,8 @@ import (
 // resolves them as the controllers do and renders the farm's routing. For
 // every input the model accepts and FarmRouting renders (it refuses what
 // fails ValidateAll), the filters and typed_config types of the output are
-// ones the renderer emits for the golden files; for every input the API
+// ones the renderer emits for the golden files, and its only program is the
+// renderer's own (checkOnlyOwnCode); for every input the API
 // server would also admit (apiAdmitsFarm mirrors the CRD schema),
 // FarmRouting must succeed and the static bootstrap must pass the real
 // `envoy --mode validate`.
@@ -161,9 +165,37 @@ func FuzzFarmRouting(f *testing.F) {
 					t.Fatalf("the output has %s, which the renderer never emits by itself\n%s", e, excerpt(doc))
 				}
 			}
+			checkOnlyOwnCode(t, doc)
 		}
 		if admitted {
 			envoyCheckOnce(t, bootstrap)
+		}
+	})
+}
+
+// checkOnlyOwnCode fails unless every program in doc (a Wasm or Lua
+// filter's) is the renderer's own: each Wasm configuration is resetWasm
+// exactly, and there is no Lua.
+func checkOnlyOwnCode(t *testing.T, doc []byte) {
+	t.Helper()
+	own, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(resetWasm())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, v any
+	if err := json.Unmarshal(own, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(doc, &v); err != nil {
+		t.Fatal(err)
+	}
+	testutil.EachJSONObject(v, func(o map[string]any) {
+		typ, _ := o["@type"].(string)
+		switch {
+		case strings.HasSuffix(typ, ".wasm.v3.Wasm") && !reflect.DeepEqual(o, want):
+			t.Fatalf("the output has a Wasm configuration other than the renderer's own: %v\n%s", o, excerpt(doc))
+		case strings.Contains(typ, ".lua."):
+			t.Fatalf("the output has a Lua filter: %v\n%s", o, excerpt(doc))
 		}
 	})
 }

@@ -10,14 +10,16 @@ import (
 	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	matchingv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/matching/v3"
+	skipv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/common/matcher/action/v3"
 	customresponsev3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/custom_response/v3"
-	directresponsev3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/direct_response/v3"
+	wasmfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/wasm/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	localresponsepolicyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/custom_response/local_response_policy/v3"
 	redirectpolicyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/custom_response/redirect_policy/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
+	wasmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/wasm/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -92,21 +94,41 @@ const (
 // localReplies rewrite the bodies of the 503s Envoy answers itself: a full
 // queue (response flag UO, upstream overflow; QueueHeader says so) and a
 // pool without a ready worker (UH). Both say Retry-After, as HTTP.sys's 503
-// invites a retry.
-func localReplies() *hcmv3.LocalReplyConfig {
-	mapper := func(flag, body string) *hcmv3.ResponseMapper {
+// invites a retry. In L4 mode (resets) the activator refuses a request by
+// closing its connection without an answer (UC, upstream connection
+// termination); the 503 Envoy answers in its place is marked as the queue's
+// refusals are, for redirectRefusals.
+func localReplies(resets bool) *hcmv3.LocalReplyConfig {
+	mapper := func(filter *accesslogv3.AccessLogFilter, body string) *hcmv3.ResponseMapper {
 		return &hcmv3.ResponseMapper{
-			Filter: &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_ResponseFlagFilter{
-				ResponseFlagFilter: &accesslogv3.ResponseFlagFilter{Flags: []string{flag}},
-			}},
+			Filter:       filter,
 			StatusCode:   wrapperspb.UInt32(503),
 			Body:         &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: body}},
 			HeadersToAdd: []*corev3.HeaderValueOption{setHeader("Retry-After", retryAfterValue), setHeader(QueueHeader, QueueRejected)},
 		}
 	}
-	return &hcmv3.LocalReplyConfig{Mappers: []*hcmv3.ResponseMapper{
-		mapper("UO", QueueFullBody),
-		mapper("UH", NoWorkerBody),
+	c := &hcmv3.LocalReplyConfig{Mappers: []*hcmv3.ResponseMapper{
+		mapper(responseFlag("UO"), QueueFullBody),
+		mapper(responseFlag("UH"), NoWorkerBody),
+	}}
+	if resets {
+		// activatorRoute sets the header, replacing any a client sent.
+		fromActivator := &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_HeaderFilter{HeaderFilter: &accesslogv3.HeaderFilter{
+			Header: &routev3.HeaderMatcher{Name: model.UnavailableResponseHeader, HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{
+				StringMatch: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: model.UnavailableL4}},
+			}},
+		}}}
+		c.Mappers = append(c.Mappers, mapper(&accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_AndFilter{AndFilter: &accesslogv3.AndFilter{
+			Filters: []*accesslogv3.AccessLogFilter{responseFlag("UC"), fromActivator},
+		}}}, NoWorkerBody))
+	}
+	return c
+}
+
+// responseFlag matches the requests Envoy marked with the response flag.
+func responseFlag(flag string) *accesslogv3.AccessLogFilter {
+	return &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_ResponseFlagFilter{
+		ResponseFlagFilter: &accesslogv3.ResponseFlagFilter{Flags: []string{flag}},
 	}}
 }
 
@@ -173,67 +195,99 @@ func stoppedPoolRoute(r model.Route) *routev3.Route {
 // Connection resets (the farm's unavailableResponse L4, IIS's
 // LoadBalancerCapabilities 1): where HTTP.sys would answer 503 (a stopped
 // pool, a full queue, a pool without a ready worker, an on-demand start that
-// timed out), a farm behind a layer 4 balancer cuts the connection instead.
-// Envoy has no route action that resets the client's connection, so such
-// requests go to a cluster whose only endpoint is a listener of the same
-// Envoy that answers the start of a response and closes (model.CutResponse).
-// Envoy then aborts the client's connection before the response completes:
-// the client gets no answer it can use, and a layer 4 balancer in front sees
-// the connection fail.
+// timed out), a farm behind a layer 4 balancer resets the connection
+// instead: the client reads not one byte, and a layer 4 balancer in front
+// sees the connection fail. Envoy answers every failure it sees before a
+// response reached the client with a response of its own (an upstream that
+// cuts its response while a filter holds the headers gets the client a 502,
+// a stream timeout a 504), so the reset comes from a filter that resets the
+// request's stream as soon as it sees it (its program is resetModule; the
+// WebAssembly runtime costs a frontend replica 15 to 20 MB). The filter runs
+// only on the routes that reset (resetRoute): a stopped pool's, a pool's
+// without a ready worker in L4 mode, and those of abortVirtualHost, where
+// redirectRefusals sends the frontend's own refusals and the activator's
+// (a request whose body had not all arrived by then still gets the 503).
+// An HTTP/1 client's connection closes without a byte; an HTTP/2 client's
+// stream ends with RST_STREAM (INTERNAL_ERROR), its connection and other
+// streams going on.
 const (
-	// AbortCluster is the cluster (and listener) that cuts every response short.
-	AbortCluster = "unavailable-l4"
-	// AbortPort is its listener's port, on loopback.
-	AbortPort = 19002
-	// abortHost is the host of the virtual host that routes to it, where
-	// the frontend redirects its own refusals: an address of IPv6's
+	// resetStreamFilter names the filter that resets streams.
+	resetStreamFilter = "webfarm.reset_stream"
+	// abortHost is the host of the virtual host that resets every request,
+	// where the frontend redirects its own refusals: an address of IPv6's
 	// discard-only prefix (RFC 6666), which no site's host name can be.
 	abortHost = "[100::]"
 	// abortVirtualHostName cannot be a site's name (a DNS label).
 	abortVirtualHostName = "webfarm_unavailable_l4"
 )
 
-// abortListener is the loopback listener that cuts every response short.
-func abortListener() *listenerv3.Listener {
-	return &listenerv3.Listener{
-		Name:    AbortCluster,
-		Address: socketAddress("127.0.0.1", AbortPort),
-		FilterChains: []*listenerv3.FilterChain{{
-			Filters: []*listenerv3.Filter{{
-				Name: "envoy.filters.network.direct_response",
-				ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(&directresponsev3.Config{
-					Response: &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: model.CutResponse}},
-				})},
+// resetFilter is the filter that resets a stream at its request headers;
+// it skips every request but those of the routes that enable it
+// (resetRoute). Its program is fixed (resetModule), never anything a farm
+// says.
+func resetFilter() *hcmv3.HttpFilter {
+	return &hcmv3.HttpFilter{
+		Name: resetStreamFilter,
+		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&matchingv3.ExtensionWithMatcher{
+			XdsMatcher: &xdsmatcherv3.Matcher{OnNoMatch: &xdsmatcherv3.Matcher_OnMatch{
+				OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
+					Name: "skip", TypedConfig: mustAny(&skipv3.SkipFilter{}),
+				}},
 			}},
-		}},
+			ExtensionConfig: &corev3.TypedExtensionConfig{Name: "reset", TypedConfig: resetWasm()},
+		})},
 	}
 }
 
-// resetRoute sends a route to the aborting listener, without retries: the
-// routes of a stopped pool, and of a pool without a ready worker that does
-// not start on demand.
+// resetWasm runs resetModule, which may call nothing but what it needs.
+func resetWasm() *anypb.Any {
+	return mustAny(&wasmfilterv3.Wasm{Config: &wasmv3.PluginConfig{
+		Name: "reset",
+		Vm: &wasmv3.PluginConfig_VmConfig{VmConfig: &wasmv3.VmConfig{
+			Runtime: "envoy.wasm.runtime.v8",
+			Code: &corev3.AsyncDataSource{Specifier: &corev3.AsyncDataSource_Local{Local: &corev3.DataSource{
+				Specifier: &corev3.DataSource_InlineBytes{InlineBytes: resetModule()},
+			}}},
+			// Envoy's calls into the module are capabilities too.
+			CapabilityRestrictionConfig: &wasmv3.CapabilityRestrictionConfig{
+				AllowedCapabilities: map[string]*wasmv3.SanitizationConfig{
+					"proxy_close_stream": {}, "proxy_on_context_create": {}, "proxy_on_request_headers": {},
+				},
+			},
+		}},
+		// Should the module fail, the stream ends in a 503.
+		FailurePolicy: wasmv3.FailurePolicy_FAIL_CLOSED,
+	}})
+}
+
+// resetRoute resets every request of a route: the routes of a stopped pool,
+// and of a pool without a ready worker that does not start on demand. The
+// 503 without body is the answer should the filter not run.
 func resetRoute(prefix string) *routev3.Route {
 	return &routev3.Route{
-		Match: prefixMatch(prefix),
-		Action: &routev3.Route_Route{Route: &routev3.RouteAction{
-			ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: AbortCluster},
-		}},
+		Match:  prefixMatch(prefix),
+		Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 503}},
+		TypedPerFilterConfig: map[string]*anypb.Any{
+			// A matcher that matches nothing: the filter never skips.
+			resetStreamFilter: mustAny(&matchingv3.ExtensionWithMatcherPerRoute{XdsMatcher: &xdsmatcherv3.Matcher{}}),
+		},
 	}
 }
 
-// abortVirtualHost takes the frontend's own refusals that resetFilter
+// abortVirtualHost takes the frontend's own refusals that redirectRefusals
 // redirects.
 func abortVirtualHost() *routev3.VirtualHost {
 	return &routev3.VirtualHost{Name: abortVirtualHostName, Domains: []string{abortHost}, Routes: []*routev3.Route{resetRoute("/")}}
 }
 
-// resetFilter turns the frontend's own 503s for a pool's queue (a full
+// redirectRefusals turns the frontend's 503s for a pool's queue (a full
 // queue, and a pool whose workers all went away before its routes changed:
-// localReplies marks both QueueRejected) into a cut connection, by
-// redirecting the request internally to abortVirtualHost. Envoy redirects
-// only a request it has read whole: one whose body had not all arrived when
-// the queue refused it still gets the 503.
-func resetFilter() *hcmv3.HttpFilter {
+// localReplies marks both QueueRejected, as it marks the activator's cut
+// connections) into a reset, by redirecting the request internally to
+// abortVirtualHost. Envoy redirects only a request it has read whole: one
+// whose body had not all arrived when the queue refused it still gets the
+// 503.
+func redirectRefusals() *hcmv3.HttpFilter {
 	return customResponse("webfarm.unavailable_l4",
 		&xdscorev3.TypedExtensionConfig{Name: "queue", TypedConfig: mustAny(&matcherv3.HttpResponseHeaderMatchInput{HeaderName: queueKey})},
 		QueueRejected,

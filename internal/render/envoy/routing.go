@@ -91,11 +91,6 @@ func FarmRouting(f model.Farm, pools map[string]model.Pool, b Backends) (Routing
 			break
 		}
 	}
-	if f.RejectWithReset {
-		r.Listeners = append(r.Listeners, abortListener())
-		// A static cluster: its endpoint is in it, not in an EDS resource.
-		r.Clusters = append(r.Clusters, staticCluster(AbortCluster, "127.0.0.1", AbortPort))
-	}
 	// Cache clusters sort before pool clusters ("cache/" < "pool/"); the
 	// farm's lists are sorted.
 	for _, c := range f.CachePolicies {
@@ -196,8 +191,9 @@ func farmHCM(f model.Farm, queueTimeouts bool) *hcmv3.HttpConnectionManager {
 		filters = append(filters, compressionFilters()...)
 	}
 	if f.RejectWithReset {
-		// Next to the router: the first to see its refusals.
-		filters = append(filters, resetFilter())
+		// Next to the router: the first to see its refusals, and the
+		// last to see a request before the router.
+		filters = append(filters, redirectRefusals(), resetFilter())
 	}
 	return &hcmv3.HttpConnectionManager{
 		StatPrefix: "farm",
@@ -216,7 +212,7 @@ func farmHCM(f model.Farm, queueTimeouts bool) *hcmv3.HttpConnectionManager {
 		CommonHttpProtocolOptions: connectionOptions(f.Frontend),
 		// WebSocket upgrades pass to the pools (webSocketRoute bounds them).
 		UpgradeConfigs:   []*hcmv3.HttpConnectionManager_UpgradeConfig{{UpgradeType: webSocketUpgrade}},
-		LocalReplyConfig: localReplies(),
+		LocalReplyConfig: localReplies(f.RejectWithReset),
 		AccessLog:        accessLogs(f.Frontend.AccessLog),
 		HttpFilters: append(filters, &hcmv3.HttpFilter{
 			Name:       "envoy.filters.http.router",

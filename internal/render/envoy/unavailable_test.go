@@ -1,20 +1,26 @@
 package envoy_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/activator"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/testutil"
@@ -24,7 +30,7 @@ import (
 // These tests run the rendered frontend (real Envoy) on loopback and read
 // what a client gets, byte for byte, where HTTP.sys would answer 503: a
 // farm with unavailableResponse L7 answers 503 with a body that says why,
-// one with L4 cuts the connection.
+// one with L4 resets the connection before a byte of an answer.
 
 // rawAnswer sends a GET for host and path on a connection of its own and
 // returns all the frontend wrote before it closed, and how it closed (nil:
@@ -48,42 +54,28 @@ func rawAnswer(t *testing.T, fe *localenvoy.Frontend, host, path string) (string
 	return string(got), err
 }
 
-// checkCut fails unless the client got no answer it can use: the connection
-// closed (or was reset) before a response completed, with no body, so an
-// HTTP client fails the request.
+// checkCut fails unless the client read not one byte before the connection
+// ended, in order (FIN) or by a reset (RST), so that an HTTP client fails
+// the request and a layer 4 balancer sees the connection fail.
 func checkCut(t *testing.T, fe *localenvoy.Frontend, host, path string) {
 	t.Helper()
+	begun := time.Now()
 	raw, closed := rawAnswer(t, fe, host, path)
-	t.Logf("the client read %q, then the connection ended (%v)", raw, closed)
-	head, body, complete := strings.Cut(raw, "\r\n\r\n")
-	if complete {
-		if n, err := strconv.Atoi(headerValue(head, "content-length")); err == nil && len(body) >= n {
-			t.Errorf("the client got a whole response: %q", raw)
-		}
-		if body != "" {
-			t.Errorf("the client got a body: %q", body)
-		}
+	t.Logf("the client read %d bytes, then the connection ended after %v (%v)", len(raw), time.Since(begun).Round(time.Millisecond), closed)
+	if raw != "" {
+		t.Errorf("the client read %q; want the connection to end before a byte", raw)
 	}
-	for _, why := range []string{envoy.QueueFullBody, envoy.NoWorkerBody, envoy.PoolStoppedBody} {
-		if strings.Contains(raw, strings.TrimSpace(why)) {
-			t.Errorf("the client was told why (%q): L4 answers nothing", why)
-		}
+	if closed != nil && !errors.Is(closed, syscall.ECONNRESET) {
+		t.Errorf("the connection ended with %v; want EOF or a reset", closed)
 	}
 	req, err := http.NewRequest(http.MethodGet, fe.URL+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Host = host
-	if err := func() error {
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		_, err = io.ReadAll(resp.Body)
-		return err
-	}(); err == nil {
-		t.Error("an HTTP client's request succeeded; want it to fail")
+	if resp, err := client.Do(req); err == nil {
+		resp.Body.Close()
+		t.Errorf("an HTTP client's request got %s; want it to fail", resp.Status)
 	}
 }
 
@@ -94,15 +86,6 @@ func checkRefused503(t *testing.T, fe *localenvoy.Frontend, host, path, body str
 	if !strings.HasPrefix(raw, "HTTP/1.1 503 ") || !strings.HasSuffix(raw, "\r\n\r\n"+body) {
 		t.Errorf("the client got %q, want a 503 whose body is %q", raw, body)
 	}
-}
-
-func headerValue(head, name string) string {
-	for _, line := range strings.Split(head, "\r\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(k, name) {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }
 
 // unavailableFarm runs the frontend of a farm with three routes on
@@ -198,6 +181,114 @@ func TestWhereIISResetsTheConnectionAnL4FarmCutsItAndAnL7FarmAnswers503(t *testi
 			queued.Wait()
 			if raw, _ := rawAnswer(t, fe, "www.example", "/busy/after"); !strings.HasPrefix(raw, "HTTP/1.1 200 ") {
 				t.Errorf("once the queue emptied a request got %q, want 200", raw)
+			}
+			if tt.response == v1.UnavailableL4 {
+				t.Run("an HTTP/2 client's stream is reset, its connection serves on", func(t *testing.T) { checkH2Reset(t, fe) })
+			}
+		})
+	}
+}
+
+// checkH2Reset: over HTTP/2 the stopped pool's request ends in RST_STREAM
+// (INTERNAL_ERROR) without a response, and the next request on the same
+// connection is answered.
+func checkH2Reset(t *testing.T, fe *localenvoy.Frontend) {
+	t.Helper()
+	h2 := newH2CClient()
+	defer h2.CloseIdleConnections()
+	request := func(path string, reused *bool) (*http.Response, error) {
+		req, err := http.NewRequest(http.MethodGet, fe.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = "www.example"
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			GotConn: func(info httptrace.GotConnInfo) { *reused = info.Reused },
+		}))
+		return h2.Do(req)
+	}
+	var reused bool
+	resp, err := request("/stopped/", &reused)
+	var reset http2.StreamError
+	switch {
+	case err == nil:
+		resp.Body.Close()
+		t.Fatalf("the stopped pool's request got %s over HTTP/2; want its stream reset", resp.Status)
+	case !errors.As(err, &reset) || reset.Code != http2.ErrCodeInternal:
+		t.Fatalf("the stopped pool's request failed with %v; want RST_STREAM INTERNAL_ERROR", err)
+	}
+	resp, err = request("/busy/after", &reused)
+	if err != nil {
+		t.Fatalf("the next request on the connection: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !reused {
+		t.Errorf("the next request got %s on a reused connection: %v; want 200 on the same connection", resp.Status, reused)
+	}
+}
+
+// activatorFarm runs the frontend of a farm whose site www.example sends
+// everything to pool "shop", idle and starting on demand, through a real
+// activator on loopback that gives up: it waits timeout for a worker that
+// never comes, and takes at most maxWaiting requests at once.
+func activatorFarm(t *testing.T, response v1.UnavailableResponse, timeout time.Duration, maxWaiting int) *localenvoy.Frontend {
+	t.Helper()
+	a := httptest.NewServer(&activator.Activator{Pools: neverReady{}, Timeout: timeout, MaxWaiting: maxWaiting, Poll: 20 * time.Millisecond})
+	t.Cleanup(a.Close)
+	port, err := strconv.Atoi(strings.TrimPrefix(a.URL, "http://127.0.0.1:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	platform := model.Platform{XDSHost: "127.0.0.1", XDSPort: 18000, ActivatorPort: int32(port), ActivationTimeout: time.Minute}
+	farm, err := model.ResolveFarm(&v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Name: "contoso", Namespace: "web"}, Spec: v1.WebFarmSpec{
+		UnavailableResponse: response,
+		Frontend:            v1.Frontend{Replicas: 1},
+		Sites:               []v1.Site{{Name: "www", Hosts: []v1.Hostname{"www.example"}, Routes: []v1.Route{{PathPrefix: "/", AppPool: "shop"}}}},
+	}}, platform)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := model.ResolvePool(&v1.AppPool{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "web"}, Spec: v1.AppPoolSpec{
+		Content: &v1.Content{ConfigMap: v1.ConfigMapContent{Name: "site"}}, Idle: v1.Idle{OnDemandStart: new(true)},
+	}}, platform)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runFrontend(t, farm, map[string]model.Pool{"shop": p.WithRuntime(model.Runtime{Idle: true})}, envoy.Backends{})
+}
+
+// neverReady is a pool that never gets a ready worker.
+type neverReady struct{}
+
+func (neverReady) ReadyWorker(context.Context, string, string) (string, bool) { return "", false }
+func (neverReady) Start(context.Context, string, string) (bool, error)        { return true, nil }
+
+func TestWhereTheActivatorGivesUpAnL4FarmResetsAndAnL7FarmAnswers503(t *testing.T) {
+	tests := []struct {
+		name       string
+		response   v1.UnavailableResponse
+		maxWaiting int
+		check      func(t *testing.T, fe *localenvoy.Frontend)
+	}{
+		{"an L4 farm resets a request whose pool did not start in time", v1.UnavailableL4, 10,
+			func(t *testing.T, fe *localenvoy.Frontend) { checkCut(t, fe, "www.example", "/cart") }},
+		{"an L4 farm resets a request beyond the start queue", v1.UnavailableL4, 0,
+			func(t *testing.T, fe *localenvoy.Frontend) { checkCut(t, fe, "www.example", "/cart") }},
+		{"an L7 farm answers 503 to a request whose pool did not start in time", v1.UnavailableL7, 10,
+			func(t *testing.T, fe *localenvoy.Frontend) {
+				checkRefused503(t, fe, "www.example", "/cart", activator.TimeoutBody)
+			}},
+		{"an L7 farm answers 503 to a request beyond the start queue", v1.UnavailableL7, 0,
+			func(t *testing.T, fe *localenvoy.Frontend) {
+				checkRefused503(t, fe, "www.example", "/cart", activator.QueueFullBody)
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fe := activatorFarm(t, tt.response, 200*time.Millisecond, tt.maxWaiting)
+			tt.check(t, fe)
+			if n, err := fe.Counter("cluster." + envoy.ActivatorCluster + ".upstream_rq_total"); err != nil || n == 0 {
+				t.Errorf("the activator took %d requests (%v); want the requests to have reached it", n, err)
 			}
 		})
 	}
