@@ -123,6 +123,7 @@ func FuzzFrontendSecurity(f *testing.F) {
 		routing := routingJSON(t, r)
 		bootstrap := staticBootstrap(t, farm, r)
 		testutil.EnvoyOnlyEmitted(t, "*.json", routing, bootstrap)
+		checkOnlyOwnCode(t, routing, bootstrap)
 		checkTLSChains(t, farm, r)
 		if admitted {
 			envoyCheckOnce(t, bootstrap)
