@@ -452,27 +452,22 @@ func TestInL4ModeAStoppedPoolsConnectionsAreCut(t *testing.T) {
 		return nil
 	})
 	stopped := time.Now()
-	var cut error
-	framework.EventuallyEvery(t, 2*time.Second, 50*time.Millisecond, func() error {
-		r, err := framework.HTTPGet(front+"/fragile/", host)
-		if err == nil {
-			return fmt.Errorf("GET /fragile/ answered %d %q, want the connection cut", r.Status, r.Body)
+	// Cut: the connection closes before a byte of an answer.
+	cutBeforeAnswer := func(path string) error {
+		n, err := framework.BytesBeforeClose(front+path, host)
+		if err != nil || n > 0 {
+			return fmt.Errorf("GET %s: %d bytes of an answer (%v), want the connection cut before any", path, n, err)
 		}
-		cut = err
 		return nil
-	})
-	t.Logf("%s after the pool's status said Stopped, its request failed with: %v", time.Since(stopped).Round(time.Millisecond), cut)
+	}
+	framework.EventuallyEvery(t, 2*time.Second, 50*time.Millisecond, func() error { return cutBeforeAnswer("/fragile/") })
+	t.Logf("%s after the pool's status said Stopped, its connections closed before a byte of an answer", time.Since(stopped).Round(time.Millisecond))
 	framework.ExpectBody(t, 10*time.Second, front+"/", "still here", host)
 
 	// An administrator's stop cuts the connections too, and a start brings the pool back.
 	cluster.Run(t, "patch", "apppool", "l4-steady", "-n", ns, "--type", "merge", "-p", `{"spec":{"state":"Stopped"}}`)
 	adminStopped := time.Now()
-	framework.EventuallyEvery(t, 2*time.Second, 50*time.Millisecond, func() error {
-		if r, err := framework.HTTPGet(front+"/", host); err == nil {
-			return fmt.Errorf("GET / answered %d %q, want the connection cut", r.Status, r.Body)
-		}
-		return nil
-	})
+	framework.EventuallyEvery(t, 2*time.Second, 50*time.Millisecond, func() error { return cutBeforeAnswer("/") })
 	t.Logf("connections cut %s after the administrator's stop", time.Since(adminStopped).Round(time.Millisecond))
 	cluster.Run(t, "patch", "apppool", "l4-steady", "-n", ns, "--type", "merge", "-p", `{"spec":{"state":"Started"}}`)
 	framework.ExpectBody(t, 2*time.Minute, front+"/", "still here", host)

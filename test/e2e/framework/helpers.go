@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"sort"
@@ -224,6 +226,31 @@ func HTTPGet(url string, headers ...string) (Response, error) {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	return Response{Status: resp.StatusCode, Header: resp.Header, Body: string(body)}, err
+}
+
+// BytesBeforeClose sends one GET from the host on a new connection and
+// reads until the server closes or resets it (at most 2 s): the bytes of an
+// answer the client got. An answer still open after 2 s is an error.
+func BytesBeforeClose(url string, headers ...string) (int, error) {
+	req, err := newGet(url, headers)
+	if err != nil {
+		return 0, err
+	}
+	conn, err := net.DialTimeout("tcp", req.URL.Host, 2*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+	if err := req.Write(conn); err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(io.Discard, conn)
+	var timeout net.Error
+	if errors.As(err, &timeout) && timeout.Timeout() {
+		return int(n), fmt.Errorf("the connection is still open after %d bytes", n)
+	}
+	return int(n), nil // closed: EOF or a reset
 }
 
 // ExpectBody polls url from the host until it answers 200 with a body
