@@ -9,13 +9,13 @@ import (
 )
 
 // AccessLogEntry waits for the JSON access log line of a farm's frontends
-// whose path contains marker (a query string unique to one request) and
+// whose path ends with marker (a query string unique to one request) and
 // returns its fields.
 func (c *Cluster) AccessLogEntry(t testing.TB, namespace, farm, marker string) map[string]any {
 	t.Helper()
 	return c.AccessLogEntries(t, namespace, farm, 1, func(entry map[string]any) bool {
 		path, _ := entry["path"].(string)
-		return strings.Contains(path, marker)
+		return strings.HasSuffix(path, marker)
 	})[0]
 }
 

@@ -236,6 +236,7 @@ func BytesBeforeClose(url string, headers ...string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	req.Close = true // a whole answer ends the connection too
 	conn, err := net.DialTimeout("tcp", req.URL.Host, 2*time.Second)
 	if err != nil {
 		return 0, err
