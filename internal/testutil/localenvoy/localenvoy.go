@@ -63,9 +63,10 @@ func Localize(b *bootstrapv3.Bootstrap, p Ports) error {
 		switch {
 		case c.LoadAssignment == nil:
 			return fmt.Errorf("cluster %s has no endpoints", c.Name)
-		case c.GetType() == clusterv3.Cluster_STRICT_DNS && !onLoopback(c):
-			// The xDS server's cluster, and the activator's unless a test
-			// runs one on loopback: a name to resolve would leave the host.
+		case c.GetType() == clusterv3.Cluster_STRICT_DNS && (c.Name != envoy.ActivatorCluster || !onLoopback(c)):
+			// The xDS server's cluster (a static bootstrap has no use for
+			// it), and the activator's unless a test runs one on loopback:
+			// a name to resolve would leave the host.
 			continue
 		case c.Name == "admin":
 			for _, e := range c.LoadAssignment.Endpoints[0].LbEndpoints {
