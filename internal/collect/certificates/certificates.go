@@ -107,17 +107,5 @@ func (c *Certificates) read(ctx context.Context, ip string) (map[string]envoysta
 		port = envoy.StatusPort
 	}
 	url := fmt.Sprintf("http://%s:%d%s?%s", ip, port, envoy.MetricsPath, envoystats.CertificateQuery)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return envoystats.Certificates(resp.Body)
+	return collect.Get(ctx, c.HTTP, url, envoystats.Certificates)
 }

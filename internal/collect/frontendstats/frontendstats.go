@@ -219,17 +219,5 @@ func errorBurst(t *poolTotals, interval time.Duration, now time.Time) (health.Fa
 // read fetches one frontend's pool figures from its status port.
 func (s *FrontendStats) read(ctx context.Context, ip string) (map[string]envoystats.Pool, error) {
 	url := fmt.Sprintf("http://%s:%d%s?%s", ip, envoy.StatusPort, envoy.MetricsPath, envoystats.Query)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := s.HTTP.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return envoystats.Parse(resp.Body)
+	return collect.Get(ctx, s.HTTP, url, envoystats.Parse)
 }
