@@ -29,7 +29,6 @@ import (
 	"webfarm.dev/operator/internal/collect/cpumonitor"
 	"webfarm.dev/operator/internal/collect/frontendstats"
 	"webfarm.dev/operator/internal/collect/workermemory"
-	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/k8s"
@@ -120,14 +119,14 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 	c, recorder := mgr.GetClient(), mgr.GetEventRecorder("webfarm-operator")
 	applier := &apply.Applier{Client: c}
 	// What the collectors see, and how they tell the reconcilers.
-	failures, store := &health.Log{}, &observations.Store{}
+	store := &observations.Store{}
 	notifiers := collectorNotifiers{farms: &observations.Notifier{}, pools: &observations.Notifier{}, policies: &observations.Notifier{}}
 	if err := (&WebFarmReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder,
 		Observations: store, Notifier: notifiers.farms}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if err := (&AppPoolReconciler{Client: c, APIReader: mgr.GetAPIReader(), Applier: applier, Platform: platform, Recorder: recorder,
-		Failures: failures, Observations: store, ActivityWatched: opts.FrontendStatsInterval > 0, Notifier: notifiers.pools,
+		Observations: store, ActivityWatched: opts.FrontendStatsInterval > 0, Notifier: notifiers.pools,
 		Clock: opts.Clock}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
@@ -144,7 +143,7 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 			return err
 		}
 	}
-	if err := addCollectors(mgr, platform, opts, store, failures, notifiers); err != nil {
+	if err := addCollectors(mgr, platform, opts, store, notifiers); err != nil {
 		return err
 	}
 	if opts.XDS == nil {
@@ -158,7 +157,7 @@ type collectorNotifiers struct{ farms, pools, policies *observations.Notifier }
 
 // addCollectors adds the leader-only collectors the options ask for: they
 // write into store and notify the farms', pools' and policies' reconcilers.
-func addCollectors(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions, store *observations.Store, failures *health.Log, n collectorNotifiers) error {
+func addCollectors(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions, store *observations.Store, n collectorNotifiers) error {
 	c := mgr.GetClient()
 	var collectors []manager.Runnable
 	if opts.Prometheus != nil {
@@ -175,7 +174,7 @@ func addCollectors(mgr ctrl.Manager, platform model.Platform, opts ControllerOpt
 	if opts.FrontendStatsInterval > 0 {
 		collectors = append(collectors,
 			&frontendstats.FrontendStats{Client: c, Interval: opts.FrontendStatsInterval, HTTP: &http.Client{Timeout: 2 * time.Second},
-				Failures: failures, Observations: store, Pools: n.pools},
+				Observations: store, Pools: n.pools},
 			// The cache tiers' counters, read as often; their status changes less often.
 			&cachestats.CacheStats{Client: c, Interval: opts.FrontendStatsInterval, StatusInterval: cachestats.StatusInterval,
 				Agents:       cacheagent.Client{HTTP: &http.Client{Timeout: 2 * time.Second}, Port: nginx.AgentAdminPort},

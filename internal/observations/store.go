@@ -1,7 +1,7 @@
 // Package observations is the one store of what the collectors see of each
 // pool, cache tier and farm between two decisions: per-worker requests and
-// memory, queue refusals, CPU readings, the autoscaler's decisions, when a
-// pool last got requests, the cache tiers' counters, the certificates each
+// memory, queue refusals, worker failures, CPU readings, the autoscaler's
+// decisions, when a pool last got requests, the cache tiers' counters, the certificates each
 // farm's frontends serve. The collectors write
 // and tell the reconcilers through a Notifier; the reconcilers read when
 // they decide and put what belongs in a status into the status they write.
@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"webfarm.dev/operator/internal/cpu"
+	"webfarm.dev/operator/internal/health"
 )
 
 // Store holds the observations of every pool, cache tier and farm.
@@ -28,6 +29,7 @@ type Store struct {
 	cache        map[types.NamespacedName]*cacheTier           // cache policy -> its tier's figures
 	certificates map[types.NamespacedName]FrontendCertificates // farm -> its frontends' certificates
 	cpu          cpu.Tracker                                   // keyed by the pool's "namespace/name"
+	failures     health.Log                                    // keyed by the pool's "namespace/name"
 }
 
 // initialise makes the maps; s.mu is held.
@@ -54,6 +56,7 @@ func (s *Store) ForgetPool(pool types.NamespacedName) {
 	delete(s.active, pool)
 	s.mu.Unlock()
 	s.cpu.Forget(pool.String())
+	s.failures.Forget(pool.String())
 }
 
 // ForgetCacheTier drops a deleted cache policy's figures.
