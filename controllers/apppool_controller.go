@@ -21,7 +21,6 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
-	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/lifecycle"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/observations"
@@ -39,10 +38,9 @@ type AppPoolReconciler struct {
 	Applier   *apply.Applier
 	Platform  model.Platform
 	Recorder  events.EventRecorder
-	// Failures are the recent worker failures, for rapid-fail protection.
-	Failures *health.Log
-	// Observations is what the collectors saw of the pools (nil: nothing
-	// collected; CPU and recycling limits and the autoscaler never act).
+	// Observations is what the collectors and the workers' pods showed of
+	// the pools (nil: nothing collected; rapid-fail protection, CPU and
+	// recycling limits and the autoscaler never act).
 	Observations *observations.Store
 	// ActivityWatched: the frontends' statistics run, so Observations knows
 	// when each pool last got requests (false: no pool ever goes idle).
@@ -69,7 +67,6 @@ func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	pool := &v1.AppPool{}
 	if err := r.Get(ctx, req.NamespacedName, pool); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.Failures.Forget(req.String())
 			if r.Observations != nil {
 				r.Observations.ForgetPool(req.NamespacedName)
 			}
@@ -176,8 +173,9 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 // observe gathers what the collectors saw of the pool.
 func (r *AppPoolReconciler) observe(ctx context.Context, pool *v1.AppPool, spec model.Pool, now time.Time) (lifecycle.Observations, error) {
 	key := types.NamespacedName{Namespace: pool.Namespace, Name: pool.Name}
-	o := lifecycle.Observations{Failures: r.Failures.Recent(key.String(), now, spec.RapidFail.Interval)}
+	var o lifecycle.Observations
 	if r.Observations != nil {
+		o.Failures = r.Observations.RecentFailures(key, now, spec.RapidFail.Interval)
 		o.CPU, o.CPUMonitored = r.Observations.CPU(key), true
 		if r.ActivityWatched {
 			o.LastActive, o.ActivityKnown = r.Observations.LastActive(key, now), true
@@ -213,8 +211,8 @@ func (r *AppPoolReconciler) observe(ctx context.Context, pool *v1.AppPool, spec 
 func (r *AppPoolReconciler) act(pool *v1.AppPool, d lifecycle.Decision, now time.Time) {
 	key := types.NamespacedName{Namespace: pool.Namespace, Name: pool.Name}
 	if d.Restarted {
-		r.Failures.Forget(key.String())
 		if r.Observations != nil {
+			r.Observations.ForgetFailures(key)
 			r.Observations.ForgetCPU(key)
 		}
 	}
@@ -270,7 +268,7 @@ func (r *AppPoolReconciler) applyChildren(ctx context.Context, m model.Pool) (*a
 func (r *AppPoolReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOptions) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1.AppPool{}, specOrMetadataChanged).
-		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, workerFailureHandler{failures: r.Failures})).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, workerFailureHandler{observations: r.Observations})).
 		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, startupChangeHandler{component: k8s.ComponentPool}))
 	if r.Notifier != nil {
 		b = b.WatchesRawSource(r.Notifier)

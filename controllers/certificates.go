@@ -1,30 +1,17 @@
 package controllers
 
 import (
-	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
-	"webfarm.dev/operator/internal/collect"
 	"webfarm.dev/operator/internal/envoystats"
-	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/model"
-	"webfarm.dev/operator/internal/render/envoy"
-	"webfarm.dev/operator/internal/render/k8s"
 )
 
 // CertificatesReady is the WebFarm condition that says whether every HTTPS
@@ -57,138 +44,33 @@ func certificateVerdict(sites []model.Site, frontends []map[string]envoystats.Ce
 	return true, ReasonCertificatesLoaded, "every HTTPS site's certificate is served"
 }
 
-// Certificates reads, every Interval, the frontends of each farm with HTTPS
-// sites for the certificates they loaded, and sets the farm's
-// CertificatesReady condition, with a Warning event when a site's
-// certificate goes bad. It writes that condition alone, by server-side
-// apply under a field manager of its own, so it never overwrites what the
-// farm's reconciler writes. It runs on the leader only.
-type Certificates struct {
-	Client   client.Client
-	Recorder events.EventRecorder
-	Platform model.Platform
-	Interval time.Duration
-	HTTP     *http.Client
-	// Port is the frontends' status port (0: envoy.StatusPort).
-	Port int
-
-	mu     sync.Mutex
-	warned map[types.NamespacedName]string // the message last warned about, per farm
-}
-
-// certificatesFieldManager owns the CertificatesReady condition.
-const certificatesFieldManager = "webfarm-certificates"
-
-// NeedLeaderElection: one writer of the condition.
-func (c *Certificates) NeedLeaderElection() bool { return true }
-
-// Start checks the farms until ctx ends.
-func (c *Certificates) Start(ctx context.Context) error {
-	return collect.Every(ctx, c.Interval, c.Check)
-}
-
-// Check reads every farm's frontends once and updates their condition.
-func (c *Certificates) Check(ctx context.Context) {
-	log := ctrl.LoggerFrom(ctx).WithName("certificates")
-	var farms v1.WebFarmList
-	if err := c.Client.List(ctx, &farms); err != nil {
-		log.Error(err, "listing farms")
+// setCertificates sets CertificatesReady from what the certificates
+// collector (internal/collect/certificates) stored of the farm's frontends,
+// with a Warning event when a site's certificate goes bad. With nothing
+// stored (no HTTPS site, no frontend read yet) the condition stays as it
+// is. A condition an older operator applied under a field manager of its
+// own is simply overwritten: the status write is a merge patch.
+func (r *WebFarmReconciler) setCertificates(farm *v1.WebFarm) {
+	if r.Observations == nil {
 		return
 	}
-	for i := range farms.Items {
-		if err := c.checkFarm(ctx, &farms.Items[i]); err != nil {
-			log.Error(err, "checking certificates", "farm", client.ObjectKeyFromObject(&farms.Items[i]))
-		}
+	frontends, ok := r.Observations.Certificates(client.ObjectKeyFromObject(farm))
+	if !ok {
+		return
 	}
-}
-
-func (c *Certificates) checkFarm(ctx context.Context, f *v1.WebFarm) error {
-	m, err := model.ResolveFarm(f, c.Platform)
+	m, err := model.ResolveFarm(farm, r.Platform)
 	if err != nil || len(m.TLSSites()) == 0 {
-		return nil // the reconciler reports an invalid spec; no HTTPS, nothing to judge
+		return // the reconciler reports an invalid spec; no HTTPS, nothing to judge
 	}
-	var pods corev1.PodList
-	if err := c.Client.List(ctx, &pods, client.InNamespace(f.Namespace), client.MatchingLabels{
-		k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelComponent: k8s.ComponentFrontend, k8s.LabelInstance: f.Name,
-	}); err != nil {
-		return err
-	}
-	var frontends []map[string]envoystats.Certificate
-	for _, pod := range pods.Items {
-		if pod.Status.PodIP == "" || pod.DeletionTimestamp != nil || !health.PodReady(&pod) {
-			continue
-		}
-		certs, err := c.read(ctx, pod.Status.PodIP)
-		if err != nil {
-			continue // a frontend that cannot be read says nothing; the others do
-		}
-		frontends = append(frontends, certs)
-	}
-	if len(frontends) == 0 {
-		return nil
-	}
-	ok, reason, message := certificateVerdict(m.Sites, frontends)
-	key := client.ObjectKeyFromObject(f)
-	c.mu.Lock()
-	if c.warned == nil {
-		c.warned = map[types.NamespacedName]string{}
-	}
-	if ok {
-		delete(c.warned, key)
-	} else if c.warned[key] != message {
-		c.warned[key] = message
-		c.Recorder.Eventf(f, nil, corev1.EventTypeWarning, reason, "ReadCertificates", "%s", message)
-	}
-	c.mu.Unlock()
-	return c.setCondition(ctx, f, ok, reason, message)
-}
-
-func (c *Certificates) read(ctx context.Context, ip string) (map[string]envoystats.Certificate, error) {
-	port := c.Port
-	if port == 0 {
-		port = envoy.StatusPort
-	}
-	url := fmt.Sprintf("http://%s:%d%s?%s", ip, port, envoy.MetricsPath, envoystats.CertificateQuery)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return envoystats.Certificates(resp.Body)
-}
-
-// setCondition applies CertificatesReady when it changed; its transition
-// time moves only with its status.
-func (c *Certificates) setCondition(ctx context.Context, f *v1.WebFarm, ok bool, reason, message string) error {
+	ready, reason, message := certificateVerdict(m.Sites, frontends)
 	status := metav1.ConditionFalse
-	if ok {
+	if ready {
 		status = metav1.ConditionTrue
 	}
-	message = FitConditionMessage(message)
-	since := metav1.Now()
-	if old := meta.FindStatusCondition(f.Status.Conditions, ConditionCertificatesReady); old != nil {
-		if old.Status == status && old.Reason == reason && old.Message == message && old.ObservedGeneration == f.Generation {
-			return nil
-		}
-		if old.Status == status {
-			since = old.LastTransitionTime
-		}
+	before := slices.Clone(farm.Status.Conditions)
+	setCondition(&farm.Status.Conditions, metav1.Condition{Type: ConditionCertificatesReady, Status: status, Reason: reason,
+		Message: message, ObservedGeneration: farm.Generation})
+	if !ready && reasonChanged(before, farm.Status.Conditions, ConditionCertificatesReady) {
+		r.Recorder.Eventf(farm, nil, corev1.EventTypeWarning, reason, "ReadCertificates", "%s", message)
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": v1.GroupVersion.String(),
-		"kind":       "WebFarm",
-		"metadata":   map[string]any{"name": f.Name, "namespace": f.Namespace},
-		"status": map[string]any{"conditions": []any{map[string]any{
-			"type": ConditionCertificatesReady, "status": string(status), "reason": reason, "message": message,
-			"lastTransitionTime": since.UTC().Format(time.RFC3339), "observedGeneration": f.Generation,
-		}}},
-	}}
-	return c.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(certificatesFieldManager), client.ForceOwnership)
 }

@@ -17,7 +17,6 @@ import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/controllers"
 	"webfarm.dev/operator/internal/apply"
-	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/testutil"
 )
@@ -67,7 +66,7 @@ func TestCountsTheCollectorsSawReachTheStatusOnceThroughAConflict(t *testing.T) 
 		store := &observations.Store{}
 		c := rivalBeforeStatus(t)
 		r := &controllers.AppPoolReconciler{Client: c, Applier: &apply.Applier{Client: c}, Platform: platform,
-			Recorder: discard{}, Failures: &health.Log{}, Observations: store}
+			Recorder: discard{}, Observations: store}
 		key := types.NamespacedName{Namespace: ns, Name: "shop"}
 		store.AddRefusals(key, 9, 2, time.Now())
 

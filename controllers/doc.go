@@ -4,10 +4,10 @@
 // observed (internal/observations), decides (an AppPool through
 // internal/lifecycle), renders children (internal/render/...), applies them
 // (internal/apply) and writes its status once; counts the collectors saw
-// (queue refusals, cache counters) enter the status in that one write.
+// (queue refusals, cache counters) enter the status in that one write, as
+// does a farm's CertificatesReady condition (certificates.go), decided from
+// what its frontends serve. Each is the one writer of its kind's status.
 // setup.go builds the store of observations, its notifiers, the collectors
 // (internal/collect/...) and the activator's server (internal/activator).
-// The one other writer here is certificates.go, which sets a farm's
-// CertificatesReady condition under a field manager of its own.
 // docs/architecture.md draws the whole.
 package controllers

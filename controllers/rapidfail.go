@@ -13,6 +13,7 @@ import (
 
 	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/metrics"
+	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/k8s"
 )
 
@@ -28,7 +29,7 @@ var poolStopped = metrics.PoolGauge("webfarm_pool_stopped",
 // workerFailureHandler records the failures that pod updates show and
 // requeues the pool whose worker failed; other pod events are ignored (the
 // Deployment's status already tells the pool how many workers are ready).
-type workerFailureHandler struct{ failures *health.Log }
+type workerFailureHandler struct{ observations *observations.Store }
 
 var _ handler.TypedEventHandler[*corev1.Pod, reconcile.Request] = workerFailureHandler{}
 
@@ -38,12 +39,12 @@ func (h workerFailureHandler) Update(_ context.Context, e event.TypedUpdateEvent
 		return
 	}
 	found := health.PodFailures(e.ObjectOld, pod, time.Now())
-	if len(found) == 0 {
+	if len(found) == 0 || h.observations == nil {
 		return
 	}
 	name := pod.Labels[k8s.LabelInstance]
 	for _, f := range found {
-		h.failures.Add(pod.Namespace+"/"+name, f)
+		h.observations.AddFailure(types.NamespacedName{Namespace: pod.Namespace, Name: name}, f)
 	}
 	metrics.WorkerFailures.WithLabelValues(pod.Namespace, name).Add(float64(len(found)))
 	q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: pod.Namespace, Name: name}})

@@ -25,10 +25,10 @@ import (
 	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/collect/autoscaler"
 	"webfarm.dev/operator/internal/collect/cachestats"
+	"webfarm.dev/operator/internal/collect/certificates"
 	"webfarm.dev/operator/internal/collect/cpumonitor"
 	"webfarm.dev/operator/internal/collect/frontendstats"
 	"webfarm.dev/operator/internal/collect/workermemory"
-	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/k8s"
@@ -118,20 +118,21 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 	}
 	c, recorder := mgr.GetClient(), mgr.GetEventRecorder("webfarm-operator")
 	applier := &apply.Applier{Client: c}
-	if err := (&WebFarmReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder}).SetupWithManager(mgr, opts); err != nil {
+	// What the collectors see, and how they tell the reconcilers.
+	store := &observations.Store{}
+	notifiers := collectorNotifiers{farms: &observations.Notifier{}, pools: &observations.Notifier{}, policies: &observations.Notifier{}}
+	if err := (&WebFarmReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder,
+		Observations: store, Notifier: notifiers.farms}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	// What the collectors see, and how they tell the reconcilers.
-	failures, store := &health.Log{}, &observations.Store{}
-	pools, policies := &observations.Notifier{}, &observations.Notifier{}
 	if err := (&AppPoolReconciler{Client: c, APIReader: mgr.GetAPIReader(), Applier: applier, Platform: platform, Recorder: recorder,
-		Failures: failures, Observations: store, ActivityWatched: opts.FrontendStatsInterval > 0, Notifier: pools,
+		Observations: store, ActivityWatched: opts.FrontendStatsInterval > 0, Notifier: notifiers.pools,
 		Clock: opts.Clock}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if err := (&CachePolicyReconciler{Client: c, APIReader: mgr.GetAPIReader(), Applier: applier, Platform: platform, Recorder: recorder,
 		Agents:       cacheagent.Client{HTTP: &http.Client{Timeout: 5 * time.Second}, Port: nginx.AgentAdminPort},
-		Observations: store, Notifier: policies}).SetupWithManager(mgr, opts); err != nil {
+		Observations: store, Notifier: notifiers.policies}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if opts.ActivatorAddress != "" && platform.ActivatorPort > 0 {
@@ -142,15 +143,8 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 			return err
 		}
 	}
-	if err := addCollectors(mgr, opts, store, failures, pools, policies); err != nil {
+	if err := addCollectors(mgr, platform, opts, store, notifiers); err != nil {
 		return err
-	}
-	if opts.FrontendStatsInterval > 0 {
-		// What each frontend made of the HTTPS sites' certificates.
-		if err := mgr.Add(&Certificates{Client: c, Recorder: recorder, Platform: platform, Interval: opts.FrontendStatsInterval,
-			HTTP: &http.Client{Timeout: 2 * time.Second}}); err != nil {
-			return err
-		}
 	}
 	if opts.XDS == nil {
 		return nil
@@ -158,30 +152,36 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 	return (&RoutingReconciler{Client: c, Platform: platform, XDS: opts.XDS}).SetupWithManager(mgr, opts)
 }
 
+// collectorNotifiers wake the reconcilers of each kind.
+type collectorNotifiers struct{ farms, pools, policies *observations.Notifier }
+
 // addCollectors adds the leader-only collectors the options ask for: they
-// write into store and notify the pools' and policies' reconcilers.
-func addCollectors(mgr ctrl.Manager, opts ControllerOptions, store *observations.Store, failures *health.Log, pools, policies *observations.Notifier) error {
+// write into store and notify the farms', pools' and policies' reconcilers.
+func addCollectors(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions, store *observations.Store, n collectorNotifiers) error {
 	c := mgr.GetClient()
 	var collectors []manager.Runnable
 	if opts.Prometheus != nil {
 		interval := max(time.Second, opts.CPUMonitorInterval)
-		scaler, err := autoscaler.New(opts.Autoscale, c, opts.Prometheus, indexFarmPools, store, pools)
+		scaler, err := autoscaler.New(opts.Autoscale, c, opts.Prometheus, indexFarmPools, store, n.pools)
 		if err != nil {
 			return err
 		}
 		collectors = append(collectors,
-			&cpumonitor.CPUMonitor{Client: c, Prometheus: opts.Prometheus, Interval: interval, Observations: store, Pools: pools},
+			&cpumonitor.CPUMonitor{Client: c, Prometheus: opts.Prometheus, Interval: interval, Observations: store, Pools: n.pools},
 			&workermemory.WorkerMemory{Client: c, Prometheus: opts.Prometheus, Interval: interval, Observations: store},
 			scaler)
 	}
 	if opts.FrontendStatsInterval > 0 {
 		collectors = append(collectors,
 			&frontendstats.FrontendStats{Client: c, Interval: opts.FrontendStatsInterval, HTTP: &http.Client{Timeout: 2 * time.Second},
-				Failures: failures, Observations: store, Pools: pools},
+				Observations: store, Pools: n.pools},
 			// The cache tiers' counters, read as often; their status changes less often.
 			&cachestats.CacheStats{Client: c, Interval: opts.FrontendStatsInterval, StatusInterval: cachestats.StatusInterval,
 				Agents:       cacheagent.Client{HTTP: &http.Client{Timeout: 2 * time.Second}, Port: nginx.AgentAdminPort},
-				Observations: store, Policies: policies})
+				Observations: store, Policies: n.policies},
+			// What each frontend made of the HTTPS sites' certificates.
+			&certificates.Certificates{Client: c, Platform: platform, Interval: opts.FrontendStatsInterval,
+				HTTP: &http.Client{Timeout: 2 * time.Second}, Observations: store, Farms: n.farms})
 	}
 	for _, r := range collectors {
 		if err := mgr.Add(r); err != nil {

@@ -23,6 +23,7 @@ import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/render/k8s"
 )
@@ -34,6 +35,11 @@ type WebFarmReconciler struct {
 	Applier  *apply.Applier
 	Platform model.Platform
 	Recorder events.EventRecorder
+	// Observations, when set, holds what the farms' frontends made of their
+	// certificates (CertificatesReady).
+	Observations *observations.Store
+	// Notifier, when set, names farms whose certificates changed.
+	Notifier *observations.Notifier
 }
 
 // +kubebuilder:rbac:groups=webfarm.dev,resources=webfarms,verbs=get;list;watch
@@ -46,11 +52,16 @@ func (r *WebFarmReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	farm := &v1.WebFarm{}
 	if err := r.Get(ctx, req.NamespacedName, farm); err != nil {
 		if apierrors.IsNotFound(err) {
+			if r.Observations != nil {
+				r.Observations.ForgetFarm(req.NamespacedName)
+			}
 			recordStartupBlocked("WebFarm", req.Namespace, req.Name, "")
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := farm.DeepCopy()
+	// What the frontends serve holds while reconciliation is paused too.
+	r.setCertificates(farm)
 	if paused, err := syncPaused(ctx, r.Client, before, farm); paused || err != nil {
 		return ctrl.Result{}, err
 	}
@@ -184,10 +195,14 @@ func applyDeployment(ctx context.Context, a *apply.Applier, desired *appsv1ac.De
 	return next, nil
 }
 
-// SetupWithManager watches WebFarms, their children, and the pools and cache
-// policies their routes name.
+// SetupWithManager watches WebFarms, their children, the pools and cache
+// policies their routes name, and the farms the notifier names.
 func (r *WebFarmReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOptions) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.Notifier != nil {
+		b = b.WatchesRawSource(r.Notifier)
+	}
+	return b.
 		For(&v1.WebFarm{}, specOrMetadataChanged).
 		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, startupChangeHandler{component: k8s.ComponentFrontend})).
 		Owns(&appsv1.Deployment{}).

@@ -17,7 +17,6 @@ import (
 
 	"webfarm.dev/operator/controllers"
 	"webfarm.dev/operator/internal/apply"
-	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/testutil"
 )
 
@@ -94,7 +93,7 @@ func TestASecondReconcileOfUnchangedInputPerformsZeroWrites(t *testing.T) {
 		objects []string
 	}{
 		{"WebFarm", &controllers.WebFarmReconciler{Client: c, Applier: applier, Platform: platform, Recorder: discard{}}, []string{"web"}},
-		{"AppPool", &controllers.AppPoolReconciler{Client: c, Applier: applier, Platform: platform, Recorder: discard{}, Failures: &health.Log{}}, []string{"shop", "blog"}},
+		{"AppPool", &controllers.AppPoolReconciler{Client: c, Applier: applier, Platform: platform, Recorder: discard{}}, []string{"shop", "blog"}},
 		{"CachePolicy", &controllers.CachePolicyReconciler{Client: c, APIReader: c, Applier: applier, Platform: platform, Recorder: discard{}}, []string{"static"}},
 	}
 	reconcileAll := func() error {

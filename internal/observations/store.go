@@ -1,7 +1,8 @@
 // Package observations is the one store of what the collectors see of each
-// pool and cache tier between two decisions: per-worker requests and
-// memory, queue refusals, CPU readings, the autoscaler's decisions, when a
-// pool last got requests, the cache tiers' counters. The collectors write
+// pool, cache tier and farm between two decisions: per-worker requests and
+// memory, queue refusals, worker failures, CPU readings, the autoscaler's
+// decisions, when a pool last got requests, the cache tiers' counters, the certificates each
+// farm's frontends serve. The collectors write
 // and tell the reconcilers through a Notifier; the reconcilers read when
 // they decide and put what belongs in a status into the status they write.
 // Every figure is keyed by its object's namespace and name. Safe for
@@ -14,18 +15,21 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"webfarm.dev/operator/internal/cpu"
+	"webfarm.dev/operator/internal/health"
 )
 
-// Store holds the observations of every pool and cache tier.
+// Store holds the observations of every pool, cache tier and farm.
 type Store struct {
-	mu        sync.Mutex
-	requests  map[types.NamespacedName]map[string]int64 // pool -> worker IP -> requests
-	memory    map[types.NamespacedName]map[string]int64 // pool -> worker pod -> bytes
-	refusals  map[types.NamespacedName]QueueRefusals    // pool -> refusals not yet in its status
-	decisions map[types.NamespacedName]ScaleDecision    // pool -> the autoscaler's latest
-	active    map[types.NamespacedName]activity         // pool -> when it last got requests
-	cache     map[types.NamespacedName]*cacheTier       // cache policy -> its tier's figures
-	cpu       cpu.Tracker                               // keyed by the pool's "namespace/name"
+	mu           sync.Mutex
+	requests     map[types.NamespacedName]map[string]int64     // pool -> worker IP -> requests
+	memory       map[types.NamespacedName]map[string]int64     // pool -> worker pod -> bytes
+	refusals     map[types.NamespacedName]QueueRefusals        // pool -> refusals not yet in its status
+	decisions    map[types.NamespacedName]ScaleDecision        // pool -> the autoscaler's latest
+	active       map[types.NamespacedName]activity             // pool -> when it last got requests
+	cache        map[types.NamespacedName]*cacheTier           // cache policy -> its tier's figures
+	certificates map[types.NamespacedName]FrontendCertificates // farm -> its frontends' certificates
+	cpu          cpu.Tracker                                   // keyed by the pool's "namespace/name"
+	failures     health.Log                                    // keyed by the pool's "namespace/name"
 }
 
 // initialise makes the maps; s.mu is held.
@@ -39,6 +43,7 @@ func (s *Store) initialise() {
 	s.decisions = map[types.NamespacedName]ScaleDecision{}
 	s.active = map[types.NamespacedName]activity{}
 	s.cache = map[types.NamespacedName]*cacheTier{}
+	s.certificates = map[types.NamespacedName]FrontendCertificates{}
 }
 
 // ForgetPool drops a deleted pool's figures.
@@ -51,6 +56,7 @@ func (s *Store) ForgetPool(pool types.NamespacedName) {
 	delete(s.active, pool)
 	s.mu.Unlock()
 	s.cpu.Forget(pool.String())
+	s.failures.Forget(pool.String())
 }
 
 // ForgetCacheTier drops a deleted cache policy's figures.
@@ -58,4 +64,11 @@ func (s *Store) ForgetCacheTier(policy types.NamespacedName) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.cache, policy)
+}
+
+// ForgetFarm drops a deleted farm's figures.
+func (s *Store) ForgetFarm(farm types.NamespacedName) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.certificates, farm)
 }

@@ -52,10 +52,8 @@ type FrontendStats struct {
 	Client   client.Client
 	Interval time.Duration
 	HTTP     *http.Client
-	// Failures receives a pool's bursts of 5xx responses (rapid-fail
-	// protection).
-	Failures *health.Log
-	// Observations receives the refusals, the activity (a frontend that
+	// Observations receives the refusals, a pool's bursts of 5xx responses
+	// as worker failures (rapid-fail protection), the activity (a frontend that
 	// cannot be read keeps its namespace's pools active: unknown is not
 	// quiet) and the per-worker requests, summed over the frontends.
 	Observations *observations.Store
@@ -162,9 +160,9 @@ func (s *FrontendStats) collect(ctx context.Context) {
 		}
 		notify := t.rejected+t.timedOut > 0 // the pool's status.queue counts them
 		s.Observations.AddRefusals(key, int64(t.rejected), int64(t.timedOut), now)
-		if f, ok := errorBurst(t, s.Interval, now); ok && s.Failures != nil {
+		if f, ok := errorBurst(t, s.Interval, now); ok {
 			log.Info("a burst of 5xx counts as a worker failure", "pool", key.String(), "failure", f.Reason)
-			s.Failures.Add(key.String(), f)
+			s.Observations.AddFailure(key, f)
 			metrics.WorkerFailures.WithLabelValues(key.Namespace, key.Name).Inc()
 			notify = true
 		}
@@ -219,17 +217,5 @@ func errorBurst(t *poolTotals, interval time.Duration, now time.Time) (health.Fa
 // read fetches one frontend's pool figures from its status port.
 func (s *FrontendStats) read(ctx context.Context, ip string) (map[string]envoystats.Pool, error) {
 	url := fmt.Sprintf("http://%s:%d%s?%s", ip, envoy.StatusPort, envoy.MetricsPath, envoystats.Query)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := s.HTTP.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return envoystats.Parse(resp.Body)
+	return collect.Get(ctx, s.HTTP, url, envoystats.Parse)
 }

@@ -1,0 +1,111 @@
+// Package certificates reads what each farm's Envoy frontends made of its
+// HTTPS sites' certificates into observations, from which the WebFarm
+// reconciler sets the farm's CertificatesReady condition.
+package certificates
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/collect"
+	"webfarm.dev/operator/internal/envoystats"
+	"webfarm.dev/operator/internal/health"
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/observations"
+	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/internal/render/k8s"
+)
+
+// Certificates reads, every Interval, the ready frontends of each farm with
+// HTTPS sites for the certificates they loaded, stores them and names the
+// farms whose figures changed. It runs on the leader only.
+type Certificates struct {
+	Client   client.Client
+	Platform model.Platform
+	Interval time.Duration
+	HTTP     *http.Client
+	// Port is the frontends' status port (0: envoy.StatusPort).
+	Port         int
+	Observations *observations.Store
+	// Farms names the farms whose certificates changed.
+	Farms *observations.Notifier
+}
+
+// NeedLeaderElection: one reader, as for the other collectors.
+func (c *Certificates) NeedLeaderElection() bool { return true }
+
+// Start checks the farms until ctx ends.
+func (c *Certificates) Start(ctx context.Context) error {
+	return collect.Every(ctx, c.Interval, c.Check)
+}
+
+// Check reads every farm's frontends once.
+func (c *Certificates) Check(ctx context.Context) {
+	log := ctrl.LoggerFrom(ctx).WithName("certificates")
+	var farms v1.WebFarmList
+	if err := c.Client.List(ctx, &farms); err != nil {
+		log.Error(err, "listing farms")
+		return
+	}
+	for i := range farms.Items {
+		if err := c.checkFarm(ctx, &farms.Items[i]); err != nil {
+			log.Error(err, "checking certificates", "farm", client.ObjectKeyFromObject(&farms.Items[i]))
+		}
+	}
+}
+
+func (c *Certificates) checkFarm(ctx context.Context, f *v1.WebFarm) error {
+	key := client.ObjectKeyFromObject(f)
+	m, err := model.ResolveFarm(f, c.Platform)
+	if err != nil || len(m.TLSSites()) == 0 {
+		// The reconciler reports an invalid spec; no HTTPS, nothing to judge.
+		c.store(key, nil)
+		return nil
+	}
+	var pods corev1.PodList
+	if err := c.Client.List(ctx, &pods, client.InNamespace(f.Namespace), client.MatchingLabels{
+		k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelComponent: k8s.ComponentFrontend, k8s.LabelInstance: f.Name,
+	}); err != nil {
+		return err
+	}
+	// In a fixed order, so that the same figures are the same observation.
+	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	var frontends observations.FrontendCertificates
+	for _, pod := range pods.Items {
+		if pod.Status.PodIP == "" || pod.DeletionTimestamp != nil || !health.PodReady(&pod) {
+			continue
+		}
+		certs, err := c.read(ctx, pod.Status.PodIP)
+		if err != nil {
+			continue // a frontend that cannot be read says nothing; the others do
+		}
+		frontends = append(frontends, certs)
+	}
+	c.store(key, frontends)
+	return nil
+}
+
+// store keeps a farm's figures and tells its reconciler when they changed.
+func (c *Certificates) store(farm client.ObjectKey, frontends observations.FrontendCertificates) {
+	if c.Observations.SetCertificates(farm, frontends) {
+		c.Farms.Notify(farm)
+	}
+}
+
+func (c *Certificates) read(ctx context.Context, ip string) (map[string]envoystats.Certificate, error) {
+	port := c.Port
+	if port == 0 {
+		port = envoy.StatusPort
+	}
+	url := fmt.Sprintf("http://%s:%d%s?%s", ip, port, envoy.MetricsPath, envoystats.CertificateQuery)
+	return collect.Get(ctx, c.HTTP, url, envoystats.Certificates)
+}
