@@ -43,11 +43,12 @@ func frontendChurn(t *testing.T, ns, front, host string) {
 		})
 	}
 
-	load := startLoad(front+"/", 200, host)
+	load, loadStarted := startLoad(front+"/", 200, host), time.Now()
 	defer load.stop()
 	_, before := names()
 	deleted := before[0]
 	started := time.Now()
+	t.Logf("frontend %s deleted %s after the load started", deleted, started.Sub(loadStarted).Round(time.Millisecond))
 	cluster.Run(t, "delete", "pod", "-n", ns, deleted, "--wait=false")
 	replaced("the deleted frontend", []string{deleted})
 	deletion := time.Since(started)
@@ -55,6 +56,7 @@ func frontendChurn(t *testing.T, ns, front, host string) {
 
 	_, before = names()
 	started = time.Now()
+	t.Logf("frontends rolled %s after the load started", started.Sub(loadStarted).Round(time.Millisecond))
 	cluster.Run(t, "rollout", "restart", "-n", ns, "deployment/replacing-frontend")
 	replaced("the rollout", before)
 	rollout := time.Since(started)
@@ -62,6 +64,7 @@ func frontendChurn(t *testing.T, ns, front, host string) {
 	t.Logf("a frontend pod deleted: replaced in %s, %d requests sent, %d failed; a rollout of both: %s, %d requests in all, %d failed",
 		deletion.Round(time.Second), sentAtDeletion, failedAtDeletion, rollout.Round(time.Second), sent, len(failures))
 	if len(failures) > 0 {
-		t.Errorf("%d of %d requests failed while frontends came and went, first: %s", len(failures), sent, failures[0])
+		t.Errorf("%d of %d requests failed while frontends came and went (%s the load started), first: %s",
+			len(failures), sent, load.failureWindow(loadStarted), failures[0])
 	}
 }

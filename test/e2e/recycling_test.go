@@ -136,6 +136,7 @@ type load struct {
 	sent     atomic.Int64
 	mu       sync.Mutex
 	failures []string
+	failedAt []time.Time // when each failure's request was sent
 }
 
 func startLoad(url string, perSecond int, headers ...string) *load {
@@ -158,6 +159,7 @@ func startLoad(url string, perSecond int, headers ...string) *load {
 			l.wg.Add(1)
 			go func() {
 				defer l.wg.Done()
+				sentAt := time.Now()
 				r, err := framework.HTTPGet(url, headers...)
 				var failure string
 				switch {
@@ -169,6 +171,7 @@ func startLoad(url string, perSecond int, headers ...string) *load {
 				if failure != "" {
 					l.mu.Lock()
 					l.failures = append(l.failures, failure)
+					l.failedAt = append(l.failedAt, sentAt)
 					l.mu.Unlock()
 				}
 			}()
@@ -182,6 +185,18 @@ func (l *load) count() (sent, failed int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return int(l.sent.Load()), len(l.failures)
+}
+
+// failureWindow says when the failed requests were sent, from since: the
+// first and the last (a burst points at one moment, a spread at a rate).
+func (l *load) failureWindow(since time.Time) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.failedAt) == 0 {
+		return "none"
+	}
+	first, last := slices.MinFunc(l.failedAt, time.Time.Compare), slices.MaxFunc(l.failedAt, time.Time.Compare)
+	return fmt.Sprintf("sent from %s to %s after", first.Sub(since).Round(time.Millisecond), last.Sub(since).Round(time.Millisecond))
 }
 
 // stop ends the load (once), waits for the requests in flight and returns
