@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -16,6 +17,15 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 )
+
+// namespaceTerminating: the API server refused to create a child because the
+// object's namespace is being deleted. The object goes with it: there is
+// nothing to report, and retrying would only repeat the refusal (a storm of
+// them, at the queue's first back-off steps, slows every other object's
+// reconcile while a namespace goes).
+func namespaceTerminating(err error) bool {
+	return err != nil && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
+}
 
 // setCondition sets a condition; its lastTransitionTime changes only when its
 // status does, so an unchanged verdict leaves the status as it was.
@@ -105,6 +115,9 @@ type statusObject interface {
 // counted is called once the write succeeded, to take the counts out of the
 // store; after a conflict they stay there for the retry.
 func finish[T statusObject](ctx context.Context, c client.Client, recorder events.EventRecorder, before, obj T, v verdict, reconcileErr error, counted func()) error {
+	if namespaceTerminating(reconcileErr) {
+		return nil
+	}
 	if reconcileErr == nil {
 		obj.SetObservedGeneration(obj.GetGeneration())
 	}
