@@ -144,22 +144,33 @@ func FuzzFarmRouting(f *testing.F) {
 		}
 
 		admitted := apiAdmitsFarm(wf) && poolsAdmitted(appPools)
-		r, err := FarmRouting(farm, pools, backends)
-		if err != nil {
-			if admitted {
-				t.Fatalf("FarmRouting refused a farm the API server admits: %v", err)
-			}
-			return
-		}
-		routing := routingJSON(t, r)
-		bootstrap := staticBootstrap(t, farm, r)
-		// The golden files' extensions: every feature of the renderer has one.
-		testutil.EnvoyOnlyEmitted(t, "*.json", routing, bootstrap)
-		checkOnlyOwnCode(t, routing, bootstrap)
-		if admitted {
-			envoyCheckOnce(t, bootstrap)
-		}
+		renderAndCheck(t, farm, pools, backends, admitted)
 	})
+}
+
+// renderAndCheck renders a fuzzed farm's routing and checks what both fuzz
+// targets hold of every output: FarmRouting renders every farm the API
+// server admits; the output has only extensions the golden files have
+// (every feature of the renderer has one) and no code but the renderer's
+// own; Envoy accepts the static bootstrap of an admitted farm. False when
+// FarmRouting refused the farm.
+func renderAndCheck(t *testing.T, farm model.Farm, pools map[string]model.Pool, backends Backends, admitted bool) (Routing, bool) {
+	t.Helper()
+	r, err := FarmRouting(farm, pools, backends)
+	if err != nil {
+		if admitted {
+			t.Fatalf("FarmRouting refused a farm the API server admits: %v", err)
+		}
+		return Routing{}, false
+	}
+	routing := routingJSON(t, r)
+	bootstrap := staticBootstrap(t, farm, r)
+	testutil.EnvoyOnlyEmitted(t, "*.json", routing, bootstrap)
+	checkOnlyOwnCode(t, routing, bootstrap)
+	if admitted {
+		envoyCheckOnce(t, bootstrap)
+	}
+	return r, true
 }
 
 // checkOnlyOwnCode fails unless every program in the docs (a Wasm or Lua
