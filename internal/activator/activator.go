@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/envoy"
 )
 
 // Header names the pool a request is for, "namespace/name"; the frontend
@@ -35,6 +36,9 @@ type Pools interface {
 	// Start asks for an idle pool to start; started reports whether this
 	// call asked (false: the pool was not idle, or another request asked).
 	Start(ctx context.Context, namespace, pool string) (started bool, err error)
+	// Stopped: the pool is stopped (by rapid-fail protection, its CPU limit
+	// or an administrator), so no worker is coming.
+	Stopped(ctx context.Context, namespace, pool string) bool
 }
 
 // Bodies of the activator's 503s, which invite a retry.
@@ -84,7 +88,11 @@ func (a *Activator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	begun := time.Now()
 	worker, started, err := a.await(ctx, namespace, pool)
-	if err != nil {
+	switch {
+	case errors.Is(err, errStopped):
+		refuse(w, envoy.PoolStoppedBody)
+		return
+	case err != nil:
 		refuse(w, TimeoutBody)
 		return
 	}
@@ -94,11 +102,19 @@ func (a *Activator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.forward(w, r, worker)
 }
 
-// await starts the pool if it is idle and waits for a ready worker.
+// errStopped: the pool a request waits for was stopped.
+var errStopped = errors.New("the application pool is stopped")
+
+// await starts the pool if it is idle and waits for a ready worker. A pool
+// that is stopped meanwhile ends the wait at once: its requests get the
+// stopped pool's answer, as new ones do from the frontends, not a timeout.
 func (a *Activator) await(ctx context.Context, namespace, pool string) (worker string, started bool, err error) {
 	tick := time.NewTicker(a.Poll)
 	defer tick.Stop()
 	for {
+		if a.Pools.Stopped(ctx, namespace, pool) {
+			return "", started, errStopped
+		}
 		if w, ok := a.Pools.ReadyWorker(ctx, namespace, pool); ok {
 			return w, started, nil
 		}

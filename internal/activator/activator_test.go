@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/envoy"
 )
 
 // pools is a pool whose worker becomes ready readyAfter its start.
@@ -24,7 +25,10 @@ type pools struct {
 	mu         sync.Mutex
 	startedAt  time.Time
 	starts     atomic.Int32
+	stopped    atomic.Bool
 }
+
+func (p *pools) Stopped(context.Context, string, string) bool { return p.stopped.Load() }
 
 func (p *pools) ReadyWorker(context.Context, string, string) (string, bool) {
 	p.mu.Lock()
@@ -128,6 +132,49 @@ func TestRequestsWaitingForAStartingPool(t *testing.T) {
 			}
 			if p.starts.Load() != 1 {
 				t.Errorf("%d starts, want 1", p.starts.Load())
+			}
+			if n := a.Waiting("web", "shop"); n != 0 {
+				t.Errorf("%d still counted as waiting", n)
+			}
+		})
+	}
+}
+
+// A request held for a worker that is not coming (the pool crashed and
+// rapid-fail protection stopped it) gets the stopped pool's answer as soon
+// as the pool is stopped, not after the activator's timeout.
+func TestARequestWaitingForAPoolThatIsStoppedGetsTheStoppedAnswerAtOnce(t *testing.T) {
+	tests := []struct {
+		name      string
+		mode      string
+		stopAfter time.Duration
+		want      func(got string) bool
+	}{
+		{"in L7 mode a request waiting when the pool stops gets the stopped pool's 503", model.UnavailableL7, 300 * time.Millisecond,
+			func(got string) bool {
+				return strings.HasPrefix(got, "HTTP/1.1 503 Service Unavailable\r\n") && strings.HasSuffix(got, "\r\n\r\n"+envoy.PoolStoppedBody)
+			}},
+		{"in L7 mode a request for a pool already stopped gets the same", model.UnavailableL7, 0,
+			func(got string) bool { return strings.HasSuffix(got, "\r\n\r\n"+envoy.PoolStoppedBody) }},
+		{"in L4 mode a request waiting when the pool stops gets not one byte before the connection closes", model.UnavailableL4, 300 * time.Millisecond,
+			func(got string) bool { return got == "" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &pools{worker: worker(t), readyAfter: time.Hour}
+			p.stopped.Store(tt.stopAfter == 0)
+			a := &Activator{Pools: p, Timeout: time.Minute, MaxWaiting: 10, Poll: 20 * time.Millisecond}
+			s := httptest.NewServer(a)
+			t.Cleanup(s.Close)
+			stop := time.AfterFunc(tt.stopAfter, func() { p.stopped.Store(true) })
+			defer stop.Stop()
+			begun := time.Now()
+			got := rawGet(t, strings.TrimPrefix(s.URL, "http://"), model.UnavailableResponseHeader+": "+tt.mode)
+			if !tt.want(got) {
+				t.Errorf("the activator answered %q", got)
+			}
+			if took := time.Since(begun); took > tt.stopAfter+2*time.Second {
+				t.Errorf("answered %s after the request, want within a poll of the stop at %s", took, tt.stopAfter)
 			}
 			if n := a.Waiting("web", "shop"); n != 0 {
 				t.Errorf("%d still counted as waiting", n)

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/lifecycle"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/render/k8s"
 )
@@ -36,6 +37,15 @@ func (c clusterPools) ReadyWorker(ctx context.Context, namespace, pool string) (
 		}
 	}
 	return "", false
+}
+
+// Stopped reads the pool's status as the frontends' routes do.
+func (c clusterPools) Stopped(ctx context.Context, namespace, pool string) bool {
+	var p v1.AppPool
+	if err := c.client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: pool}, &p); err != nil {
+		return false
+	}
+	return lifecycle.Stopped(p.Status)
 }
 
 // Start asks an idle pool to start: the wake annotation, once per idle spell.

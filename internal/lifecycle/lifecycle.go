@@ -135,10 +135,14 @@ func condition(in Input, condType string, status metav1.ConditionStatus, reason,
 	return metav1.Condition{Type: condType, Status: status, Reason: reason, Message: message, ObservedGeneration: in.Generation}
 }
 
+// Stopped: the pool's status records it stopped (by a policy or an
+// administrator); its routes answer 503, or cut in L4.
+func Stopped(status v1.AppPoolStatus) bool { return status.Phase == v1.PoolStopped }
+
 // Recorded is the runtime state a pool's status records, for those that
 // render a pool without deciding for it (the frontends' routes).
 func Recorded(p model.Pool, status v1.AppPoolStatus) model.Runtime {
-	rt := model.Runtime{Stopped: status.Phase == v1.PoolStopped, Idle: status.IdleSince != nil, Replicas: v1.DefaultPoolReplicas}
+	rt := model.Runtime{Stopped: Stopped(status), Idle: status.IdleSince != nil, Replicas: v1.DefaultPoolReplicas}
 	if p.Replicas != nil {
 		rt.Replicas = *p.Replicas
 	}
