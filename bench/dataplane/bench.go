@@ -310,7 +310,7 @@ func startProxy(ctx context.Context, o options, dir string, upstream int, buffer
 	if err != nil {
 		return nil, err
 	}
-	layout := benchkit.ProxyLayout{TmpDir: dir, Port: ports[0], Upstream: upstream, Workers: o.proxyWorkers, BufferResponses: buffered}
+	layout := benchkit.ProxyLayout{TmpDir: dir, Port: ports[0], Upstream: upstream, Workers: o.proxyWorkers, BufferResponses: buffered, AccessLog: true}
 	if cert != nil {
 		if layout.TLS, err = cert.writeFiles(dir); err != nil {
 			return nil, err

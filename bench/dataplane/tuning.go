@@ -6,16 +6,19 @@ import (
 	"strconv"
 	"strings"
 
+	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	metricsv3 "github.com/envoyproxy/go-control-plane/envoy/config/metrics/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	streamv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"webfarm.dev/operator/internal/render/envoy"
@@ -111,6 +114,29 @@ var knobs = []knob{
 	})},
 	{name: "queue-timeout-filter", about: "adds the filter a farm gets when one of its pools has a queue timeout (the frontend's 503 for a worker's refusal): measures its cost", diagnostic: true, apply: onHCM(func(h *hcmv3.HttpConnectionManager, _ string) error {
 		h.HttpFilters = slices.Insert(h.HttpFilters, len(h.HttpFilters)-1, envoy.QueueTimeoutFilter())
+		return nil
+	})},
+	{name: "access-log-no-cel", about: "the access log's queue field read from the response header (null when served) in place of a CEL expression", diagnostic: true, apply: onHCM(func(h *hcmv3.HttpConnectionManager, _ string) error {
+		return editAccessLogFormat(h, func(fields map[string]*structpb.Value) {
+			fields["queue"] = structpb.NewStringValue("%RESP(X-Webfarm-Queue)%")
+		})
+	})},
+	{name: "access-log-time-only", about: "the access log with one field, the time: measures the cost of writing a line apart from its fields", diagnostic: true, apply: onHCM(func(h *hcmv3.HttpConnectionManager, _ string) error {
+		return editAccessLogFormat(h, func(fields map[string]*structpb.Value) {
+			for k := range fields {
+				if k != "time" {
+					delete(fields, k)
+				}
+			}
+		})
+	})},
+	{name: "no-access-log", about: "no access log (and no filter recording the path for it)", diagnostic: true, apply: onHCM(func(h *hcmv3.HttpConnectionManager, _ string) error {
+		h.AccessLog = nil
+		h.HttpFilters = slices.DeleteFunc(h.HttpFilters, func(f *hcmv3.HttpFilter) bool { return f.Name == "envoy.filters.http.header_to_metadata" })
+		return nil
+	})},
+	{name: "router-only", about: "no HTTP filter but the router (affinity, compression, bandwidth limits, the access log's path recorder all go)", diagnostic: true, apply: onHCM(func(h *hcmv3.HttpConnectionManager, _ string) error {
+		h.HttpFilters = h.HttpFilters[len(h.HttpFilters)-1:]
 		return nil
 	})},
 	{name: "no-overload", about: "no overload manager (the cap of 50,000 client connections)", diagnostic: true, apply: func(f *frontend, _ string) error {
@@ -307,4 +333,26 @@ func parseSize(value string, def uint32) (uint32, error) {
 		return 0, fmt.Errorf("%q: want a positive size such as 32768, 32k or 1m", value)
 	}
 	return uint32(n * mult), nil
+}
+
+// editAccessLogFormat edits the JSON format of the farm's access log.
+func editAccessLogFormat(h *hcmv3.HttpConnectionManager, edit func(map[string]*structpb.Value)) error {
+	if len(h.AccessLog) != 1 {
+		return fmt.Errorf("%d access logs, want 1", len(h.AccessLog))
+	}
+	var stdout streamv3.StdoutAccessLog
+	if err := h.AccessLog[0].GetTypedConfig().UnmarshalTo(&stdout); err != nil {
+		return err
+	}
+	format := stdout.GetLogFormat().GetJsonFormat()
+	if format == nil {
+		return fmt.Errorf("the access log has no JSON format")
+	}
+	edit(format.Fields)
+	typed, err := anypb.New(&stdout)
+	if err != nil {
+		return err
+	}
+	h.AccessLog[0].ConfigType = &accesslogv3.AccessLog_TypedConfig{TypedConfig: typed}
+	return nil
 }

@@ -72,6 +72,11 @@ type ProxyLayout struct {
 	Upstream        int // the pool worker's port
 	Workers         int
 	BufferResponses bool // proxy_buffering on instead of ingress-nginx's off
+	// AccessLog logs every request as ingress-nginx does by default (its
+	// upstreaminfo format, a write per request) into TmpDir/access.log:
+	// for a race against the farm's frontend, which logs every request by
+	// default too.
+	AccessLog bool
 	// TLS, when set, makes the proxy an HTTPS server (HTTP/1.1 and HTTP/2 by
 	// ALPN) as ingress-nginx sets up a server with a TLS host.
 	TLS *ProxyTLS
@@ -84,9 +89,10 @@ type ProxyTLS struct {
 
 // ProxyConfig is the baseline both benchmarks race: an nginx reverse proxy
 // in front of the pool worker set up as ingress-nginx sets up its nginx by
-// default, without the access log (neither the pool nor the farm's Envoy
-// logs requests) and with the pool's own client keep-alive settings (so that
-// neither proxy closes client connections during a run).
+// default, with its access log only when the layout asks (the farm's
+// frontend logs every request, the cache tier does not), and with the
+// pool's own client keep-alive settings (so that neither proxy closes
+// client connections during a run).
 func ProxyConfig(l ProxyLayout) (string, error) {
 	var b strings.Builder
 	if err := proxyTemplate.Execute(&b, l); err != nil {
@@ -106,7 +112,16 @@ events {
 }
 
 http {
+{{- if .AccessLog}}
+    # ingress-nginx's default log format and access log (unbuffered).
+    log_format upstreaminfo '$remote_addr - $remote_user [$time_local] "$request" '
+        '$status $body_bytes_sent "$http_referer" "$http_user_agent" '
+        '$request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] '
+        '$upstream_addr $upstream_response_length $upstream_response_time $upstream_status $request_id';
+    access_log {{.TmpDir}}/access.log upstreaminfo;
+{{- else}}
     access_log off;
+{{- end}}
     server_tokens off;
     sendfile on;
     tcp_nopush on;
@@ -151,6 +166,10 @@ http {
 {{- end}}
 
         location / {
+{{- if .AccessLog}}
+            set $proxy_upstream_name "bench-pool-80";
+            set $proxy_alternative_upstream_name "";
+{{- end}}
             proxy_pass http://pool;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
