@@ -197,6 +197,21 @@ func TestARequestThatWaitsLongerThanTheQueueTimeoutGets503(t *testing.T) {
 		t.Errorf("the application served %d requests of the burst, want %d: refused requests must not reach it", got, concurrency)
 	}
 
+	t.Run("the access log says which requests the queue timed out and which it served", func(t *testing.T) {
+		for _, status := range []int{http.StatusOK, http.StatusServiceUnavailable} {
+			i := slices.IndexFunc(results, func(r burstResult) bool { return r.status == status })
+			if i < 0 {
+				t.Fatalf("no request of the burst got %d", status)
+			}
+			want := map[string]any{"status": float64(status), "path": results[i].path, "pool": "waits", "queue": envoy.QueueServed}
+			if status == http.StatusServiceUnavailable {
+				// The worker's nginx refused it: a worker took it, its app did not.
+				want["queue"] = envoy.QueueTimedOut
+			}
+			framework.CheckAccessLogFields(t, cluster.AccessLogEntry(t, ns, "timeout", results[i].path), want)
+		}
+	})
+
 	t.Run("Envoy counts the refusals by the workers' queue-timeout status", func(t *testing.T) {
 		frontends := cluster.Pods(t, ns, "app.kubernetes.io/instance=timeout,app.kubernetes.io/component=frontend")
 		if len(frontends) != 1 {
