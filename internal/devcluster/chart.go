@@ -79,8 +79,23 @@ func (r Release) helm(ctx context.Context, root string, k Kubectl, out io.Writer
 
 // EnsureNamespace creates a namespace (if missing) that enforces the
 // restricted Pod Security profile: every pod in it must meet it or is refused.
+// A namespace of that name still terminating (DeleteNamespace returns before
+// it is gone) is waited out first, for up to namespaceGoneTimeout.
 func EnsureNamespace(ctx context.Context, k Kubectl, name string) error {
-	_, err := k.RunWithInput(ctx, fmt.Sprintf(`apiVersion: v1
+	err := Poll(ctx, namespaceGoneTimeout, time.Second, func() error {
+		phase, err := k.Run(ctx, "get", "namespace", name, "--ignore-not-found", "-o", "jsonpath={.status.phase}")
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(phase) == "Terminating" {
+			return fmt.Errorf("namespace %s is still terminating", name)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	_, err = k.RunWithInput(ctx, fmt.Sprintf(`apiVersion: v1
 kind: Namespace
 metadata:
   name: %s
@@ -91,10 +106,30 @@ metadata:
 	return err
 }
 
-// DeleteNamespace deletes a namespace and waits until it is gone.
+// namespaceGoneTimeout bounds the wait for a terminating namespace: the
+// namespace controller looks at it again after its pods' longest grace
+// period (a pool's shutdown time limit, 90 s by default).
+const namespaceGoneTimeout = 3 * time.Minute
+
+// DeleteNamespace deletes a namespace and waits, up to timeout, until its
+// pods are gone (so the node's CPU is free again), not for the namespace
+// itself: the namespace controller rechecks a namespace only after its
+// pods' grace periods, however soon they stopped. EnsureNamespace waits out
+// the rest when the name is used again.
 func DeleteNamespace(ctx context.Context, k Kubectl, name string, timeout time.Duration) error {
-	_, err := k.Run(ctx, "delete", "namespace", name, "--ignore-not-found", "--wait", "--timeout", timeout.String())
-	return err
+	if _, err := k.Run(ctx, "delete", "namespace", name, "--ignore-not-found", "--wait=false"); err != nil {
+		return err
+	}
+	return Poll(ctx, timeout, 500*time.Millisecond, func() error {
+		out, err := k.Run(ctx, "get", "pods", "-n", name, "-o", "name")
+		if err != nil {
+			return err
+		}
+		if pods := strings.Fields(out); len(pods) > 0 {
+			return fmt.Errorf("%d pods left: %v", len(pods), pods)
+		}
+		return nil
+	})
 }
 
 // OperatorImageID names the operator image that `make images` built last (its

@@ -13,8 +13,8 @@ import (
 
 // `make demo` on the running local cluster: it reuses the cluster, loads the
 // images, upgrades the chart, serves the samples (checking the www pool over
-// HTTP itself) and on exit removes its namespace, leaving the cluster and the
-// release it found.
+// HTTP itself) and on exit deletes its namespace and waits for its pods,
+// leaving the cluster and the release it found.
 func TestTheDemoServesTheSamplesAndCleansUp(t *testing.T) {
 	demo := filepath.Join(t.TempDir(), "demo")
 	build := exec.Command("go", "build", "-o", demo, "./hack/demo")
@@ -39,7 +39,12 @@ func TestTheDemoServesTheSamplesAndCleansUp(t *testing.T) {
 	if strings.Contains(string(out), "uninstalling the operator") || strings.Contains(string(out), "stopping the local cluster") {
 		t.Errorf("the demo removed what it did not create:\n%s", out)
 	}
-	if left, _ := cluster.Kubectl.Run(t.Context(), "get", "namespace", namespace, "--ignore-not-found", "-o", "name"); left != "" {
-		t.Errorf("the demo left %s behind", left)
+	// Its pods are gone; the namespace object goes on its own once the
+	// namespace controller looks again (after the pools' grace period).
+	if phase, _ := cluster.Kubectl.Run(t.Context(), "get", "namespace", namespace, "--ignore-not-found", "-o", "jsonpath={.status.phase}"); phase != "" && phase != "Terminating" {
+		t.Errorf("the demo left namespace %s %s", namespace, phase)
+	}
+	if pods, _ := cluster.Kubectl.Run(t.Context(), "get", "pods", "-n", namespace, "-o", "name"); strings.TrimSpace(pods) != "" {
+		t.Errorf("the demo left pods behind: %s", pods)
 	}
 }

@@ -47,8 +47,9 @@ var notDNSLabel = regexp.MustCompile(`[^a-z0-9]+`)
 
 // Namespace creates a namespace for one test that enforces the restricted Pod
 // Security profile. When the test ends it is deleted and its pods waited for
-// (so the next test finds the node's CPU free); when the test failed, what
-// was in it, its events and the operator's log go to the test log first.
+// (so the next test finds the node's CPU free, devcluster.DeleteNamespace);
+// when the test failed, what was in it, its events and the operator's log go
+// to the test log first.
 func (c *Cluster) Namespace(t testing.TB) string {
 	t.Helper()
 	suffix := make([]byte, 3)
@@ -66,34 +67,14 @@ func (c *Cluster) Namespace(t testing.TB) string {
 			c.dump(t, name)
 		}
 		start := time.Now()
-		if err := c.deleteNamespace(name); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if err := devcluster.DeleteNamespace(ctx, c.Kubectl, name, 2*time.Minute); err != nil {
 			t.Errorf("deleting namespace %s: %v", name, err)
 		}
 		t.Logf("namespace %s emptied in %s", name, time.Since(start).Round(100*time.Millisecond))
 	})
 	return name
-}
-
-// deleteNamespace deletes a test's namespace and waits until its pods are
-// gone, not for the namespace itself: the namespace controller rechecks a
-// namespace only after its pods' grace periods (a pool's shutdown time
-// limit, 90 s by default), however soon they stop.
-func (c *Cluster) deleteNamespace(name string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if _, err := c.Kubectl.Run(ctx, "delete", "namespace", name, "--ignore-not-found", "--wait=false"); err != nil {
-		return err
-	}
-	return devcluster.Poll(ctx, 2*time.Minute, 500*time.Millisecond, func() error {
-		out, err := c.Kubectl.Run(ctx, "get", "pods", "-n", name, "-o", "name")
-		if err != nil {
-			return err
-		}
-		if pods := strings.Fields(out); len(pods) > 0 {
-			return fmt.Errorf("%d pods left: %v", len(pods), pods)
-		}
-		return nil
-	})
 }
 
 // dump logs what a failed test leaves behind.
@@ -102,7 +83,10 @@ func (c *Cluster) dump(t testing.TB, namespace string) {
 	for _, args := range [][]string{
 		{"get", "-n", namespace, "web,deployments,replicasets,pods,services,configmaps", "-o", "wide"},
 		{"get", "events", "-n", namespace, "--sort-by=.lastTimestamp"},
-		{"logs", "-n", c.Release.Namespace, "deployment/" + c.Release.Name, "--tail=40"},
+		// Every operator replica (its restarts show here), and the last lines
+		// of each: the leader's among them.
+		{"get", "pods", "-n", c.Release.Namespace, "-o", "wide"},
+		{"logs", "-n", c.Release.Namespace, "-l", "app.kubernetes.io/name=webfarm-operator", "--prefix", "--tail=60"},
 	} {
 		out, err := c.Kubectl.Run(ctx, args...)
 		t.Logf("kubectl %s:\n%s%v", strings.Join(args, " "), out, errOrNothing(err))
