@@ -26,7 +26,7 @@ func TestTheChartInstallsTheOperator(t *testing.T) {
 	})
 
 	t.Run("the operator runs ready under the chart's ServiceAccount", func(t *testing.T) {
-		pods := cluster.Pods(t, ns, "app.kubernetes.io/name=webfarm-operator")
+		pods := cluster.Pods(t, ns, framework.OperatorPods)
 		if len(pods) != 1 || pods[0].Ready != "True" {
 			t.Fatalf("operator pods: %+v, want one ready pod", pods)
 		}
@@ -37,7 +37,7 @@ func TestTheChartInstallsTheOperator(t *testing.T) {
 	})
 
 	t.Run("the operator holds the leader election lease", func(t *testing.T) {
-		pods := cluster.Pods(t, ns, "app.kubernetes.io/name=webfarm-operator")
+		pods := cluster.Pods(t, ns, framework.OperatorPods)
 		if len(pods) == 0 {
 			t.Fatal("no operator pod")
 		}
@@ -60,7 +60,7 @@ func TestTheChartInstallsTheOperator(t *testing.T) {
 			}
 			return nil
 		}
-		pods := cluster.Pods(t, ns, "app.kubernetes.io/name=webfarm-operator")
+		pods := cluster.Pods(t, ns, framework.OperatorPods)
 		if len(pods) != 1 {
 			t.Fatalf("operator pods: %+v, want one", pods)
 		}
@@ -84,7 +84,7 @@ func TestTheChartInstallsTheOperator(t *testing.T) {
 
 	// Prometheus above scrapes with a token allowed to read them.
 	t.Run("the metrics endpoint and the frontends' discovery refuse a client without a token", func(t *testing.T) {
-		pods := cluster.Pods(t, ns, "app.kubernetes.io/name=webfarm-operator")
+		pods := cluster.Pods(t, ns, framework.OperatorPods)
 		insecure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the operator's certificate is self-signed
 		}}

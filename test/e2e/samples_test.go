@@ -248,7 +248,7 @@ spec:
 			cluster.Run(t, "rollout", "status", "-n", cluster.Release.Namespace, operator, "--timeout=2m")
 		}()
 		framework.Eventually(t, 60*time.Second, func() error {
-			if pods := cluster.Pods(t, cluster.Release.Namespace, "app.kubernetes.io/name=webfarm-operator"); len(pods) > 0 {
+			if pods := cluster.Pods(t, cluster.Release.Namespace, framework.OperatorPods); len(pods) > 0 {
 				return fmt.Errorf("operator pods still there: %+v", pods)
 			}
 			return nil

@@ -139,11 +139,14 @@ func Restarts(pods []corev1.Pod) int32 {
 	return n
 }
 
+// OperatorPods selects the operator's pods (the chart's label).
+const OperatorPods = "app.kubernetes.io/name=webfarm-operator"
+
 // ScaleOperator sets the operator's replicas (the chart's Deployment) and
 // waits until that many are available.
 func (c *Cluster) ScaleOperator(t testing.TB, replicas int) {
 	t.Helper()
-	c.scale(t, c.Release.Namespace, c.Release.Name, "app.kubernetes.io/name=webfarm-operator", replicas)
+	c.scale(t, c.Release.Namespace, c.Release.Name, OperatorPods, replicas)
 }
 
 // ScalePrometheus sets the suite's Prometheus replicas (0 takes it away) and

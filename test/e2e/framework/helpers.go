@@ -86,7 +86,7 @@ func (c *Cluster) dump(t testing.TB, namespace string) {
 		// Every operator replica (its restarts show here), and the last lines
 		// of each: the leader's among them.
 		{"get", "pods", "-n", c.Release.Namespace, "-o", "wide"},
-		{"logs", "-n", c.Release.Namespace, "-l", "app.kubernetes.io/name=webfarm-operator", "--prefix", "--tail=60"},
+		{"logs", "-n", c.Release.Namespace, "-l", OperatorPods, "--prefix", "--tail=60"},
 	} {
 		out, err := c.Kubectl.Run(ctx, args...)
 		t.Logf("kubectl %s:\n%s%v", strings.Join(args, " "), out, errOrNothing(err))
