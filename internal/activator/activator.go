@@ -82,12 +82,11 @@ func (a *Activator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, QueueFullBody)
 		return
 	}
-	defer a.leave(key)
-
-	ctx, cancel := context.WithTimeout(r.Context(), a.Timeout)
-	defer cancel()
 	begun := time.Now()
-	worker, started, err := a.await(ctx, namespace, pool)
+	worker, started, err := a.hold(r.Context(), namespace, pool)
+	// A request counts against MaxWaiting while it is held only: once it is
+	// answered or handed to a worker it no longer waits for the pool.
+	a.leave(key)
 	switch {
 	case errors.Is(err, errStopped):
 		refuse(w, envoy.PoolStoppedBody)
@@ -100,6 +99,13 @@ func (a *Activator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.ColdStart(namespace, pool, time.Since(begun))
 	}
 	a.forward(w, r, worker)
+}
+
+// hold waits for a worker for at most the activator's timeout.
+func (a *Activator) hold(ctx context.Context, namespace, pool string) (worker string, started bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, a.Timeout)
+	defer cancel()
+	return a.await(ctx, namespace, pool)
 }
 
 // errStopped: the pool a request waits for was stopped.
