@@ -51,6 +51,10 @@ const (
 	// njsModule is where Debian's libnginx-mod-http-js puts the module, in
 	// the nginx image and on the machines that check configs.
 	njsModule = "/usr/lib/nginx/modules/ngx_http_js_module.so"
+
+	// AppUnreachableBody answers a request the worker could not pass to its
+	// app (nginx's own 502: the app crashed or is restarting).
+	AppUnreachableBody = "Bad Gateway: the application pool's worker cannot reach its application.\n"
 )
 
 //go:embed templates/*.tmpl
@@ -63,20 +67,22 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"seconds":  seconds,
 	"hostPort": hostPort[int32],
 	"mapKey":   mapKey,
+	"quoted":   quoted,
 }).ParseFS(templateFS, "templates/*.tmpl"))
 
 // PoolConfig renders the nginx.conf of an AppPool's workers.
 func PoolConfig(p model.Pool) (string, error) {
 	return render("pool.tmpl", poolData{
-		Pool:              p,
-		Workers:           workerProcesses(p.CPUMilli),
-		WorkerConnections: workerConnections(p.MaxConcurrentRequests),
-		Queue:             queueTimeout(p),
-		HTTP2:             p.HTTP2(),
-		H2CPort:           H2CPort,
-		ProxyTimeout:      model.LongestFrontendTimeout,
-		ShutdownTimeout:   ShutdownTimeout(p),
-		Common:            common(),
+		Pool:               p,
+		Workers:            workerProcesses(p.CPUMilli),
+		WorkerConnections:  workerConnections(p.MaxConcurrentRequests),
+		Queue:              queueTimeout(p),
+		HTTP2:              p.HTTP2(),
+		H2CPort:            H2CPort,
+		ProxyTimeout:       model.LongestFrontendTimeout,
+		ShutdownTimeout:    ShutdownTimeout(p),
+		Common:             common(),
+		AppUnreachableBody: AppUnreachableBody,
 	})
 }
 
@@ -195,6 +201,8 @@ type poolData struct {
 	ProxyTimeout      time.Duration
 	ShutdownTimeout   time.Duration
 	Common            commonData
+	// AppUnreachableBody: see the constant.
+	AppUnreachableBody string
 }
 
 type cacheData struct {
@@ -248,6 +256,12 @@ func evictAbove(memoryBytes int64) int64 { return memoryBytes / 10 * 8 }
 // for IPv6).
 func hostPort[P int | int32](address string, port P) string {
 	return net.JoinHostPort(address, strconv.Itoa(int(port)))
+}
+
+// quoted writes one of the renderer's fixed texts (never a user's: it has
+// no "$", which nginx would read as a variable) as an nginx string literal.
+func quoted(text string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(text) + `"`
 }
 
 // seconds writes a duration as whole seconds (nginx's "s" unit), rounding up.
