@@ -11,8 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -247,20 +245,7 @@ func (r *AppPoolReconciler) applyChildren(ctx context.Context, m model.Pool) (*a
 	if err != nil {
 		return nil, err
 	}
-	objs := k8s.Pool(m, conf)
-	if _, err := apply.Apply(ctx, r.Applier, &corev1.ServiceAccount{}, objs.ServiceAccount, corev1ac.ExtractServiceAccount); err != nil {
-		return nil, err
-	}
-	if _, err := apply.Apply(ctx, r.Applier, &corev1.ConfigMap{}, objs.ConfigMap, corev1ac.ExtractConfigMap); err != nil {
-		return nil, err
-	}
-	if _, err := apply.Apply(ctx, r.Applier, &corev1.Service{}, objs.Service, corev1ac.ExtractService); err != nil {
-		return nil, err
-	}
-	if _, err := apply.Apply(ctx, r.Applier, &policyv1.PodDisruptionBudget{}, objs.PodDisruptionBudget, policyv1ac.ExtractPodDisruptionBudget); err != nil {
-		return nil, err
-	}
-	return applyDeployment(ctx, r.Applier, objs.Deployment)
+	return applyWorkload(ctx, r.Applier, workload(k8s.Pool(m, conf)))
 }
 
 // SetupWithManager watches AppPools, the children they own, and their

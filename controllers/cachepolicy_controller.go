@@ -15,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -250,16 +248,7 @@ func (r *CachePolicyReconciler) applyCacheTier(ctx context.Context, m model.Cach
 		return nil, err
 	}
 	objs := k8s.Cache(m, conf, agentConf)
-	if _, err := apply.Apply(ctx, r.Applier, &corev1.ConfigMap{}, objs.ConfigMap, corev1ac.ExtractConfigMap); err != nil {
-		return nil, err
-	}
-	if _, err := apply.Apply(ctx, r.Applier, &corev1.Service{}, objs.Service, corev1ac.ExtractService); err != nil {
-		return nil, err
-	}
-	if _, err := apply.Apply(ctx, r.Applier, &policyv1.PodDisruptionBudget{}, objs.PodDisruptionBudget, policyv1ac.ExtractPodDisruptionBudget); err != nil {
-		return nil, err
-	}
-	return applyDeployment(ctx, r.Applier, objs.Deployment)
+	return applyWorkload(ctx, r.Applier, workload{ConfigMap: objs.ConfigMap, Service: objs.Service, Deployment: objs.Deployment, PodDisruptionBudget: objs.PodDisruptionBudget})
 }
 
 // removeCacheTier deletes the cache tier of a policy that no route uses any more.

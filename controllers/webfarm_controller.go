@@ -10,9 +10,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -162,37 +159,7 @@ func (r *WebFarmReconciler) applyChildren(ctx context.Context, m model.Farm) (*a
 	if err != nil {
 		return nil, err
 	}
-	objs := k8s.Frontend(m, bootstrap)
-	if _, err := apply.Apply(ctx, r.Applier, &corev1.ServiceAccount{}, objs.ServiceAccount, corev1ac.ExtractServiceAccount); err != nil {
-		return nil, err
-	}
-	if _, err := apply.Apply(ctx, r.Applier, &corev1.ConfigMap{}, objs.ConfigMap, corev1ac.ExtractConfigMap); err != nil {
-		return nil, err
-	}
-	if _, err := apply.Apply(ctx, r.Applier, &corev1.Service{}, objs.Service, corev1ac.ExtractService); err != nil {
-		return nil, err
-	}
-	if _, err := apply.Apply(ctx, r.Applier, &policyv1.PodDisruptionBudget{}, objs.PodDisruptionBudget, policyv1ac.ExtractPodDisruptionBudget); err != nil {
-		return nil, err
-	}
-	return applyDeployment(ctx, r.Applier, objs.Deployment)
-}
-
-// applyDeployment applies a Deployment and returns what to judge its readiness
-// by: the live object, or right after a write, the live status against the new
-// spec (a generation the Deployment controller has not yet acted on).
-func applyDeployment(ctx context.Context, a *apply.Applier, desired *appsv1ac.DeploymentApplyConfiguration) (*appsv1.Deployment, error) {
-	live := &appsv1.Deployment{}
-	wrote, err := apply.Apply(ctx, a, live, desired, appsv1ac.ExtractDeployment)
-	if err != nil || !wrote {
-		return live, err
-	}
-	next := live.DeepCopy()
-	next.Generation++
-	if desired.Spec != nil && desired.Spec.Replicas != nil {
-		next.Spec.Replicas = desired.Spec.Replicas
-	}
-	return next, nil
+	return applyWorkload(ctx, r.Applier, workload(k8s.Frontend(m, bootstrap)))
 }
 
 // SetupWithManager watches WebFarms, their children, the pools and cache

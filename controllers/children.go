@@ -1,0 +1,62 @@
+package controllers
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
+
+	"webfarm.dev/operator/internal/apply"
+)
+
+// workload is what a pool, a frontend and a cache tier have in common: the
+// fields of k8s.PoolObjects and k8s.FrontendObjects, in their order, so
+// either converts to it.
+type workload struct {
+	ServiceAccount      *corev1ac.ServiceAccountApplyConfiguration // nil: none (cache tiers)
+	ConfigMap           *corev1ac.ConfigMapApplyConfiguration
+	Service             *corev1ac.ServiceApplyConfiguration
+	Deployment          *appsv1ac.DeploymentApplyConfiguration
+	PodDisruptionBudget *policyv1ac.PodDisruptionBudgetApplyConfiguration
+}
+
+// applyWorkload applies the children the Deployment's pods need first, then
+// the Deployment, and returns what to judge its readiness by.
+func applyWorkload(ctx context.Context, a *apply.Applier, w workload) (*appsv1.Deployment, error) {
+	if w.ServiceAccount != nil {
+		if _, err := apply.Apply(ctx, a, &corev1.ServiceAccount{}, w.ServiceAccount, corev1ac.ExtractServiceAccount); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := apply.Apply(ctx, a, &corev1.ConfigMap{}, w.ConfigMap, corev1ac.ExtractConfigMap); err != nil {
+		return nil, err
+	}
+	if _, err := apply.Apply(ctx, a, &corev1.Service{}, w.Service, corev1ac.ExtractService); err != nil {
+		return nil, err
+	}
+	if _, err := apply.Apply(ctx, a, &policyv1.PodDisruptionBudget{}, w.PodDisruptionBudget, policyv1ac.ExtractPodDisruptionBudget); err != nil {
+		return nil, err
+	}
+	return applyDeployment(ctx, a, w.Deployment)
+}
+
+// applyDeployment applies a Deployment and returns what to judge its readiness
+// by: the live object, or right after a write, the live status against the new
+// spec (a generation the Deployment controller has not yet acted on).
+func applyDeployment(ctx context.Context, a *apply.Applier, desired *appsv1ac.DeploymentApplyConfiguration) (*appsv1.Deployment, error) {
+	live := &appsv1.Deployment{}
+	wrote, err := apply.Apply(ctx, a, live, desired, appsv1ac.ExtractDeployment)
+	if err != nil || !wrote {
+		return live, err
+	}
+	next := live.DeepCopy()
+	next.Generation++
+	if desired.Spec != nil && desired.Spec.Replicas != nil {
+		next.Spec.Replicas = desired.Spec.Replicas
+	}
+	return next, nil
+}
