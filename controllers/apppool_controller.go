@@ -123,7 +123,7 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 			return verdict{Reason: v1.ReasonInvalidReference, Message: missing}, missingReferenceRecheck, nil
 		}
 	}
-	now := r.now()
+	now := now(r.Clock)
 	observed, err := r.observe(ctx, pool, spec, now)
 	if err != nil {
 		v, err := failed(err)
@@ -230,14 +230,6 @@ func (r *AppPoolReconciler) act(pool *v1.AppPool, d lifecycle.Decision, now time
 	poolStopped.WithLabelValues(pool.Namespace, pool.Name).Set(stopped)
 }
 
-// now is the reconciler's clock reading.
-func (r *AppPoolReconciler) now() time.Time {
-	if r.Clock == nil {
-		return clock.RealClock{}.Now()
-	}
-	return r.Clock.Now()
-}
-
 // applyChildren renders the pool and applies its children; it returns the live
 // Deployment for status.
 func (r *AppPoolReconciler) applyChildren(ctx context.Context, m model.Pool) (*appsv1.Deployment, error) {
@@ -253,7 +245,7 @@ func (r *AppPoolReconciler) applyChildren(ctx context.Context, m model.Pool) (*a
 func (r *AppPoolReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOptions) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1.AppPool{}, specOrMetadataChanged).
-		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, workerFailureHandler{observations: r.Observations})).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, workerFailureHandler{observations: r.Observations, clock: r.Clock})).
 		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, startupChangeHandler{component: k8s.ComponentPool}))
 	if r.Notifier != nil {
 		b = b.WatchesRawSource(r.Notifier)

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -51,6 +52,8 @@ type CachePolicyReconciler struct {
 	Observations *observations.Store
 	// Notifier, when set, names policies whose tier's figures are due.
 	Notifier *observations.Notifier
+	// Clock tells the time (nil: the real clock).
+	Clock clock.PassiveClock
 }
 
 // +kubebuilder:rbac:groups=webfarm.dev,resources=cachepolicies,verbs=get;list;watch
@@ -132,7 +135,7 @@ func (r *CachePolicyReconciler) reconcile(ctx context.Context, policy *v1.CacheP
 		unreferenced := verdict{Reason: v1.ReasonNotReferenced, Message: "no route names this policy, so it runs no cache tier"}
 		// The frontends stop routing through the tier a moment after the
 		// farm changed: the tier serves until then.
-		if wait := tierRemovalGrace - unreferencedFor(policy); wait > 0 {
+		if wait := tierRemovalGrace - unreferencedFor(policy, now(r.Clock)); wait > 0 {
 			return unreferenced, wait, nil
 		}
 		if err := r.removeCacheTier(ctx, policy); err != nil {
@@ -188,12 +191,12 @@ const tierRemovalGrace = 10 * time.Second
 
 // unreferencedFor is how long the policy has been reported unreferenced
 // (zero if it is only now).
-func unreferencedFor(policy *v1.CachePolicy) time.Duration {
+func unreferencedFor(policy *v1.CachePolicy, at time.Time) time.Duration {
 	c := meta.FindStatusCondition(policy.Status.Conditions, v1.ConditionReady)
 	if c == nil || c.Reason != v1.ReasonNotReferenced {
 		return 0
 	}
-	return time.Since(c.LastTransitionTime.Time)
+	return at.Sub(c.LastTransitionTime.Time)
 }
 
 // poolsBehind lists, sorted, the pools of every route in the namespace that

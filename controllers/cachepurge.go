@@ -91,7 +91,7 @@ func (r *CachePolicyReconciler) syncPoolContent(ctx context.Context, policy *v1.
 		}
 	}
 	var kept []v1.PoolContent
-	now := time.Now()
+	at := now(r.Clock)
 	for _, pool := range pools {
 		rev, hasConfigMap, rolledOut, err := r.poolRevision(ctx, policy.Namespace, pool)
 		if err != nil {
@@ -104,7 +104,7 @@ func (r *CachePolicyReconciler) syncPoolContent(ctx context.Context, policy *v1.
 			soonest(contentPoll)
 		}
 		rec := findPoolContent(policy.Status.PoolContent, pool)
-		step, wait := decideContent(rec, *rev, rolledOut, now)
+		step, wait := decideContent(rec, *rev, rolledOut, at)
 		switch step {
 		case contentCurrent:
 			kept = append(kept, *rec)
@@ -114,7 +114,7 @@ func (r *CachePolicyReconciler) syncPoolContent(ctx context.Context, policy *v1.
 				break
 			}
 			updated := *rec
-			updated.Pending, updated.PendingSince = rev.String(), &metav1.Time{Time: now.Truncate(time.Second)}
+			updated.Pending, updated.PendingSince = rev.String(), &metav1.Time{Time: at.Truncate(time.Second)}
 			kept = append(kept, updated)
 			soonest(time.Second)
 		case contentWait:
@@ -127,7 +127,7 @@ func (r *CachePolicyReconciler) syncPoolContent(ctx context.Context, policy *v1.
 			}
 			r.Recorder.Eventf(policy, nil, corev1.EventTypeNormal, "Purged", "PurgeContent",
 				"the content of pool %s changed: purged %d entries", pool, n)
-			kept = append(kept, v1.PoolContent{Pool: pool, Revision: rev.String(), PurgedAt: &metav1.Time{Time: now.Truncate(time.Second)}})
+			kept = append(kept, v1.PoolContent{Pool: pool, Revision: rev.String(), PurgedAt: &metav1.Time{Time: at.Truncate(time.Second)}})
 		}
 	}
 	policy.Status.PoolContent = kept
@@ -198,7 +198,7 @@ func (r *CachePolicyReconciler) syncPurgeRequest(ctx context.Context, policy *v1
 	if err != nil {
 		return err
 	}
-	policy.Status.LastPurge = &v1.CachePurge{Token: token, Time: metav1.Time{Time: time.Now().Truncate(time.Second)}, Entries: n}
+	policy.Status.LastPurge = &v1.CachePurge{Token: token, Time: metav1.Time{Time: now(r.Clock).Truncate(time.Second)}, Entries: n}
 	r.Recorder.Eventf(policy, nil, corev1.EventTypeNormal, "Purged", "Purge", "purged %d entries (%s=%s)", n, v1.PurgeAnnotation, token)
 	return nil
 }

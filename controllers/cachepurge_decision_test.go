@@ -49,3 +49,29 @@ func TestARevisionReadsBackAsItWasWritten(t *testing.T) {
 		}
 	}
 }
+
+func TestHowLongAPolicyHasBeenUnreferencedIsReadOnTheReconcilersClock(t *testing.T) {
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	condition := func(reason string, ago time.Duration) *v1.CachePolicy {
+		p := &v1.CachePolicy{}
+		p.Status.Conditions = []metav1.Condition{{Type: v1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason,
+			LastTransitionTime: metav1.Time{Time: at.Add(-ago)}}}
+		return p
+	}
+	tests := []struct {
+		name   string
+		policy *v1.CachePolicy
+		want   time.Duration
+	}{
+		{"a policy reported unreferenced 4 s before the clock's time has waited 4 s", condition(v1.ReasonNotReferenced, 4*time.Second), 4 * time.Second},
+		{"a policy not reported unreferenced has not begun to wait", condition(v1.ReasonProgressing, time.Hour), 0},
+		{"a policy without a Ready condition has not begun to wait", &v1.CachePolicy{}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := unreferencedFor(tt.policy, at); got != tt.want {
+				t.Errorf("unreferenced for %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

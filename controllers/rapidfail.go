@@ -2,11 +2,11 @@ package controllers
 
 import (
 	"context"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -29,7 +29,10 @@ var poolStopped = metrics.PoolGauge("webfarm_pool_stopped",
 // workerFailureHandler records the failures that pod updates show and
 // requeues the pool whose worker failed; other pod events are ignored (the
 // Deployment's status already tells the pool how many workers are ready).
-type workerFailureHandler struct{ observations *observations.Store }
+type workerFailureHandler struct {
+	observations *observations.Store
+	clock        clock.PassiveClock
+}
 
 var _ handler.TypedEventHandler[*corev1.Pod, reconcile.Request] = workerFailureHandler{}
 
@@ -38,7 +41,7 @@ func (h workerFailureHandler) Update(_ context.Context, e event.TypedUpdateEvent
 	if pod.Labels[k8s.LabelComponent] != k8s.ComponentPool {
 		return
 	}
-	found := health.PodFailures(e.ObjectOld, pod, time.Now())
+	found := health.PodFailures(e.ObjectOld, pod, now(h.clock))
 	if len(found) == 0 || h.observations == nil {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -28,6 +29,8 @@ type RoutingReconciler struct {
 	Client   client.Client
 	Platform model.Platform
 	XDS      *xds.Server
+	// Clock tells the time (nil: the real clock).
+	Clock clock.PassiveClock
 
 	retired retiredClusters
 
@@ -65,10 +68,10 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		// controller reports the problem in the farm's status.
 		return ctrl.Result{}, nil
 	}
-	now := time.Now()
+	at := now(r.Clock)
 	var poolsRecheck, cachesRecheck time.Duration
-	f.Pools, poolsRecheck = r.retired.withRetired(req.String()+" pools", f.Pools, now)
-	f.CachePolicies, cachesRecheck = r.retired.withRetired(req.String()+" caches", f.CachePolicies, now)
+	f.Pools, poolsRecheck = r.retired.withRetired(req.String()+" pools", f.Pools, at)
+	f.CachePolicies, cachesRecheck = r.retired.withRetired(req.String()+" caches", f.CachePolicies, at)
 	recheck := minPositive(poolsRecheck, cachesRecheck)
 	pools, err := r.poolsOf(ctx, f)
 	if err != nil {

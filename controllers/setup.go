@@ -41,7 +41,7 @@ type ControllerOptions struct {
 	// MaxConcurrentReconciles per controller; several farms, pools and
 	// policies converge in parallel.
 	MaxConcurrentReconciles int
-	// Clock tells the pools' decisions the time (nil: the real clock).
+	// Clock tells every reconciler the time (nil: the real clock).
 	Clock clock.PassiveClock
 	// XDS, when set, receives each farm's routing (the routing controller).
 	XDS *xds.Server
@@ -132,7 +132,7 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 	}
 	if err := (&CachePolicyReconciler{Client: c, APIReader: mgr.GetAPIReader(), Applier: applier, Platform: platform, Recorder: recorder,
 		Agents:       cacheagent.Client{HTTP: &http.Client{Timeout: 5 * time.Second}, Port: nginx.AgentAdminPort},
-		Observations: store, Notifier: notifiers.policies}).SetupWithManager(mgr, opts); err != nil {
+		Observations: store, Notifier: notifiers.policies, Clock: opts.Clock}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if opts.ActivatorAddress != "" && platform.ActivatorPort > 0 {
@@ -149,7 +149,7 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 	if opts.XDS == nil {
 		return nil
 	}
-	return (&RoutingReconciler{Client: c, Platform: platform, XDS: opts.XDS}).SetupWithManager(mgr, opts)
+	return (&RoutingReconciler{Client: c, Platform: platform, XDS: opts.XDS, Clock: opts.Clock}).SetupWithManager(mgr, opts)
 }
 
 // collectorNotifiers wake the reconcilers of each kind.
