@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,11 +39,14 @@ spec:
 ` + oneRouteFarm("elastic", "elastic.example", "elastic")
 
 const (
-	autoscaleNodeMHz    = 1000
-	autoscaleWorkerMHz  = 0.25 * autoscaleNodeMHz
-	autoscaleStepRate   = 20 // requests/s of one load step
-	autoscaleSpin       = "10ms"
+	autoscaleNodeMHz   = 1000
+	autoscaleWorkerMHz = 0.25 * autoscaleNodeMHz
+	autoscaleStepRate  = 20 // requests/s of one load step
+	autoscaleSpin      = "10ms"
+	// autoscaleLoadLength bounds a step of load; it ends earlier, within
+	// autoscaleLoadChunk, once the pool has followed the doubled load.
 	autoscaleLoadLength = 210 * time.Second
+	autoscaleLoadChunk  = 20 * time.Second
 )
 
 // capacityFigures are an autoscaled pool's status.capacity and workers.
@@ -93,14 +97,33 @@ func TestAnAutoscaledPoolFollowsItsLoadInCyclesPerRequest(t *testing.T) {
 	url := fmt.Sprintf("http://elastic-frontend.%s.svc.cluster.local/?spin=%s", ns, autoscaleSpin)
 
 	started := time.Now()
-	load := func(length time.Duration) chan heyResult {
+	// load runs one step of load until stop is closed or the step's bound
+	// has passed. hey in the client pod cannot be stopped from here (ending
+	// kubectl exec leaves it running), so it runs in chunks, and the load
+	// ends at most a chunk after stop.
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	stopLoad := func() { stopOnce.Do(func() { close(stop) }) }
+	t.Cleanup(stopLoad)
+	load := func() chan heyResult {
 		done := make(chan heyResult, 1)
+		bound := time.Now().Add(autoscaleLoadLength)
 		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), length+time.Minute)
-			defer cancel()
-			out, err := client.Exec(ctx, "hey", "-z", length.Round(time.Second).String(), "-c", "4",
-				"-q", strconv.Itoa(autoscaleStepRate/4), "-host", "elastic.example", url)
-			done <- heyResult{out, err}
+			for {
+				ctx, cancel := context.WithTimeout(context.Background(), autoscaleLoadChunk+time.Minute)
+				out, err := client.Exec(ctx, "hey", "-z", autoscaleLoadChunk.String(), "-c", "4",
+					"-q", strconv.Itoa(autoscaleStepRate/4), "-host", "elastic.example", url)
+				cancel()
+				select {
+				case <-stop:
+				default:
+					if err == nil && time.Now().Before(bound) {
+						continue
+					}
+				}
+				done <- heyResult{out, err}
+				return
+			}
 		}()
 		return done
 	}
@@ -128,10 +151,11 @@ func TestAnAutoscaledPoolFollowsItsLoadInCyclesPerRequest(t *testing.T) {
 		return last
 	}
 
-	first := load(autoscaleLoadLength)
+	first := load()
 	one := converged("one step of load", autoscaleStepRate, 2)
-	second := load(autoscaleLoadLength - time.Since(started))
+	second := load()
 	two := converged("doubled load", 2*autoscaleStepRate, one.replicas+1)
+	stopLoad()
 	if two.megacycles < 0.5*one.megacycles || two.megacycles > 1.5*one.megacycles {
 		t.Errorf("megacycles/request %.2f at double the load, %.2f before: the cost of a request should not depend on the load", two.megacycles, one.megacycles)
 	}
