@@ -123,7 +123,7 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 			return verdict{Reason: v1.ReasonInvalidReference, Message: missing}, missingReferenceRecheck, nil
 		}
 	}
-	now := now(r.Clock)
+	now := readClock(r.Clock)
 	observed, err := r.observe(ctx, pool, spec, now)
 	if err != nil {
 		v, err := failed(err)

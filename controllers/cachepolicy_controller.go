@@ -135,7 +135,7 @@ func (r *CachePolicyReconciler) reconcile(ctx context.Context, policy *v1.CacheP
 		unreferenced := verdict{Reason: v1.ReasonNotReferenced, Message: "no route names this policy, so it runs no cache tier"}
 		// The frontends stop routing through the tier a moment after the
 		// farm changed: the tier serves until then.
-		if wait := tierRemovalGrace - unreferencedFor(policy, now(r.Clock)); wait > 0 {
+		if wait := tierRemovalGrace - unreferencedFor(policy, readClock(r.Clock)); wait > 0 {
 			return unreferenced, wait, nil
 		}
 		if err := r.removeCacheTier(ctx, policy); err != nil {

@@ -91,7 +91,7 @@ func (r *CachePolicyReconciler) syncPoolContent(ctx context.Context, policy *v1.
 		}
 	}
 	var kept []v1.PoolContent
-	at := now(r.Clock)
+	at := readClock(r.Clock)
 	for _, pool := range pools {
 		rev, hasConfigMap, rolledOut, err := r.poolRevision(ctx, policy.Namespace, pool)
 		if err != nil {
@@ -198,7 +198,7 @@ func (r *CachePolicyReconciler) syncPurgeRequest(ctx context.Context, policy *v1
 	if err != nil {
 		return err
 	}
-	policy.Status.LastPurge = &v1.CachePurge{Token: token, Time: metav1.Time{Time: now(r.Clock).Truncate(time.Second)}, Entries: n}
+	policy.Status.LastPurge = &v1.CachePurge{Token: token, Time: metav1.Time{Time: readClock(r.Clock).Truncate(time.Second)}, Entries: n}
 	r.Recorder.Eventf(policy, nil, corev1.EventTypeNormal, "Purged", "Purge", "purged %d entries (%s=%s)", n, v1.PurgeAnnotation, token)
 	return nil
 }

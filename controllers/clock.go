@@ -6,10 +6,10 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// now reads a reconciler's clock: the one its options name (tests inject a
+// readClock reads a reconciler's clock: the one its options name (tests inject a
 // fake), or the real one when none is set. Reconcilers and their decisions
 // take the time from here only.
-func now(c clock.PassiveClock) time.Time {
+func readClock(c clock.PassiveClock) time.Time {
 	if c == nil {
 		return clock.RealClock{}.Now()
 	}

@@ -41,7 +41,7 @@ func (h workerFailureHandler) Update(_ context.Context, e event.TypedUpdateEvent
 	if pod.Labels[k8s.LabelComponent] != k8s.ComponentPool {
 		return
 	}
-	found := health.PodFailures(e.ObjectOld, pod, now(h.clock))
+	found := health.PodFailures(e.ObjectOld, pod, readClock(h.clock))
 	if len(found) == 0 || h.observations == nil {
 		return
 	}

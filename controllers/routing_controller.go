@@ -68,7 +68,7 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		// controller reports the problem in the farm's status.
 		return ctrl.Result{}, nil
 	}
-	at := now(r.Clock)
+	at := readClock(r.Clock)
 	var poolsRecheck, cachesRecheck time.Duration
 	f.Pools, poolsRecheck = r.retired.withRetired(req.String()+" pools", f.Pools, at)
 	f.CachePolicies, cachesRecheck = r.retired.withRetired(req.String()+" caches", f.CachePolicies, at)
