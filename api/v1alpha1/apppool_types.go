@@ -76,7 +76,8 @@ type AppPoolSpec struct {
 	Content *Content `json:"content,omitempty"`
 
 	// app is an application container in each worker pod; nginx proxies to it
-	// the requests that match no static file (or all requests without content).
+	// the requests that match no static file, folders without an index file
+	// ("/" included) too, or all requests without content.
 	//
 	// +optional
 	App AppContainer `json:"app,omitzero"`

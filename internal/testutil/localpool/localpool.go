@@ -41,8 +41,16 @@ type Worker struct {
 func (w Worker) Quit() error { return w.cmd.Process.Signal(syscall.SIGQUIT) }
 
 // Start runs p's rendered nginx.conf and scripts until the test ends and
-// waits until the worker answers "/".
+// waits until the worker answers "/". A pool with content serves IndexPage
+// as its index.html.
 func Start(t *testing.T, p model.Pool) Worker {
+	t.Helper()
+	return StartWithContent(t, p, map[string]string{"index.html": IndexPage})
+}
+
+// StartWithContent is Start with the pool's content given as files: paths
+// relative to the content root (folders made as needed) and their text.
+func StartWithContent(t *testing.T, p model.Pool, contentFiles map[string]string) Worker {
 	t.Helper()
 	bin := testutil.Tool(t, "WEBFARM_NGINX", "nginx")
 	dir := t.TempDir()
@@ -56,8 +64,14 @@ func Start(t *testing.T, p model.Pool) Worker {
 	if err := os.MkdirAll(content, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(content, "index.html"), []byte(IndexPage), 0o644); err != nil {
-		t.Fatal(err)
+	for name, text := range contentFiles {
+		file := filepath.Join(content, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	conf, err := nginx.PoolConfig(p)
 	if err != nil {
