@@ -3,6 +3,8 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -24,7 +26,8 @@ const missingReferenceRecheck = 5 * time.Second
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get
 
 // missingContent says which object a pool's content or app volumes name
-// and the namespace lacks ("" when all exist). A Secret is not looked for:
+// and the namespace lacks, or which file its health check asks for and its
+// content ConfigMap lacks ("" when all are there). A Secret is not looked for:
 // the operator reads no Secret, the kubelet does (a missing one keeps the
 // worker in ContainerCreating unless the volume is optional), nor an
 // optional ConfigMap. It reads the API server only for a pool that has no
@@ -50,7 +53,66 @@ func missingContent(ctx context.Context, cached, live client.Reader, pool *v1.Ap
 			return "", err
 		}
 	}
+	if cm, ok := refs[0].obj.(*corev1.ConfigMap); ok && m.Content.Source == model.ContentConfigMap {
+		return checkedFileMissing(m, cm), nil
+	}
 	return "", nil
+}
+
+// checkedFileMissing says why the workers of a pool of content alone could
+// never pass their health check: the check's path names no file of the
+// content ConfigMap cm, so nginx answers 403 or 404. A ConfigMap's keys are
+// the files of one folder, so this is known before a worker starts, rather
+// than as restarts after the start time limit.
+func checkedFileMissing(m model.Pool, cm *corev1.ConfigMap) string {
+	if m.App != nil {
+		return "" // the app answers what the content lacks
+	}
+	has := func(name string) bool {
+		_, inData := cm.Data[name]
+		_, inBinary := cm.BinaryData[name]
+		return inData || inBinary
+	}
+	path := m.Health.Path
+	name := strings.TrimPrefix(path, "/")
+	var lacks string
+	switch {
+	case path == "/" && (has("index.html") || has("index.htm")), path != "/" && has(name):
+		return ""
+	case path == "/":
+		lacks = "has no index.html or index.htm"
+	case strings.Contains(name, "/"):
+		lacks = "cannot hold " + name + " (its keys are the files of one folder)"
+	default:
+		lacks = "has no file " + name
+	}
+	return fmt.Sprintf("content ConfigMap %q %s, which the health check's GET %s asks for, so its workers would never pass it: "+
+		"add the file, or set healthCheck.path to one of its files%s; the pool starts once its check can pass",
+		cm.Name, lacks, path, fileHint(cm))
+}
+
+// fileHint names a file of cm a health check could ask for, preferring a
+// page: " (such as /about.html)", or "" when it has none.
+func fileHint(cm *corev1.ConfigMap) string {
+	names := make([]string, 0, len(cm.Data)+len(cm.BinaryData))
+	for k := range cm.Data {
+		names = append(names, k)
+	}
+	for k := range cm.BinaryData {
+		names = append(names, k)
+	}
+	if len(names) == 0 {
+		return " (it has none)"
+	}
+	slices.Sort(names)
+	pick := names[0]
+	for _, n := range names {
+		if strings.HasSuffix(n, ".html") || strings.HasSuffix(n, ".htm") {
+			pick = n
+			break
+		}
+	}
+	return " (such as /" + pick + ")"
 }
 
 // namedObject is an object a pool names that the operator may read.

@@ -21,6 +21,9 @@ import (
 	"webfarm.dev/operator/internal/testutil"
 )
 
+// A pool whose content or app volume is not there, or whose content
+// ConfigMap lacks the file its health check asks for, gets no workers: it
+// says why and starts once the object appears or is mended.
 func TestAPoolWhoseContentOrVolumeDoesNotExistSaysWhichAndStartsOnceItDoes(t *testing.T) {
 	app := func(volumes ...v1.AppVolume) v1.AppContainer {
 		return v1.AppContainer{Image: "registry.example.com/docs:1", Port: 3000, Volumes: volumes}
@@ -35,21 +38,33 @@ func TestAPoolWhoseContentOrVolumeDoesNotExistSaysWhichAndStartsOnceItDoes(t *te
 		name    string
 		content v1.Content
 		app     v1.AppContainer
-		message string
-		appear  func(ns string) client.Object
+		message string // "<ns>" stands for the test's namespace
+		present func(ns string) client.Object
+		appear  func(ns string) client.Object // created, or updated when present
 	}{
 		{
 			name:    "a content ConfigMap that does not exist",
 			content: v1.Content{ConfigMap: v1.ConfigMapContent{Name: "docs-files"}},
-			message: `content ConfigMap "docs-files" does not exist in namespace`,
+			message: `content ConfigMap "docs-files" does not exist in namespace <ns>`,
 			appear: func(ns string) client.Object {
 				return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "docs-files"}, Data: map[string]string{"index.html": "docs\n"}}
 			},
 		},
 		{
+			name:    "a content ConfigMap without the index its health check asks for",
+			content: v1.Content{ConfigMap: v1.ConfigMapContent{Name: "docs-files"}},
+			message: `content ConfigMap "docs-files" has no index.html or index.htm, which the health check's GET / asks for, so its workers would never pass it: add the file, or set healthCheck.path to one of its files (such as /guide.html)`,
+			present: func(ns string) client.Object {
+				return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "docs-files"}, Data: map[string]string{"guide.html": "docs\n"}}
+			},
+			appear: func(ns string) client.Object {
+				return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "docs-files"}, Data: map[string]string{"guide.html": "docs\n", "index.html": "home\n"}}
+			},
+		},
+		{
 			name:    "a content claim that does not exist",
 			content: v1.Content{PersistentVolumeClaim: v1.PersistentVolumeClaimContent{ClaimName: "docs-volume"}},
-			message: `content PersistentVolumeClaim "docs-volume" does not exist in namespace`,
+			message: `content PersistentVolumeClaim "docs-volume" does not exist in namespace <ns>`,
 			appear:  func(ns string) client.Object { return claim(ns, "docs-volume") },
 		},
 		{
@@ -57,7 +72,7 @@ func TestAPoolWhoseContentOrVolumeDoesNotExistSaysWhichAndStartsOnceItDoes(t *te
 			app: app(v1.AppVolume{Name: "settings", MountPath: "/etc/docs", ConfigMap: v1.ConfigMapVolume{Name: "docs-settings"}},
 				v1.AppVolume{Name: "maybe", MountPath: "/etc/maybe", ConfigMap: v1.ConfigMapVolume{Name: "docs-maybe", Optional: ptr.To(true)}},
 				v1.AppVolume{Name: "db", MountPath: "/etc/db", Secret: v1.SecretVolume{Name: "docs-db"}}),
-			message: `app volume settings: ConfigMap "docs-settings" does not exist in namespace`,
+			message: `app volume settings: ConfigMap "docs-settings" does not exist in namespace <ns>`,
 			appear: func(ns string) client.Object {
 				return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "docs-settings"}, Data: map[string]string{"mode": "test"}}
 			},
@@ -65,13 +80,19 @@ func TestAPoolWhoseContentOrVolumeDoesNotExistSaysWhichAndStartsOnceItDoes(t *te
 		{
 			name:    "a claim an app volume mounts that does not exist",
 			app:     app(v1.AppVolume{Name: "uploads", MountPath: "/srv/uploads", ReadOnly: ptr.To(false), PersistentVolumeClaim: v1.PersistentVolumeClaimContent{ClaimName: "docs-uploads"}}),
-			message: `app volume uploads: PersistentVolumeClaim "docs-uploads" does not exist in namespace`,
+			message: `app volume uploads: PersistentVolumeClaim "docs-uploads" does not exist in namespace <ns>`,
 			appear:  func(ns string) client.Object { return claim(ns, "docs-uploads") },
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			ns := newNamespace(t)
+			message := strings.ReplaceAll(tt.message, "<ns>", ns)
+			if tt.present != nil {
+				if err := k8sClient.Create(ctx, tt.present(ns)); err != nil {
+					t.Fatal(err)
+				}
+			}
 			pool := &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "docs"}, Spec: v1.AppPoolSpec{App: tt.app, Replicas: ptr.To[int32](1)}}
 			if tt.content != (v1.Content{}) {
 				content := tt.content
@@ -84,8 +105,8 @@ func TestAPoolWhoseContentOrVolumeDoesNotExistSaysWhichAndStartsOnceItDoes(t *te
 				if err := readyCondition(pool, func() []metav1.Condition { return pool.Status.Conditions }, metav1.ConditionFalse, v1.ReasonInvalidReference); err != nil {
 					return err
 				}
-				if msg := meta.FindStatusCondition(pool.Status.Conditions, v1.ConditionReady).Message; !strings.Contains(msg, tt.message+" "+ns) {
-					return fmt.Errorf("message %q, want one that contains %q", msg, tt.message+" "+ns)
+				if msg := meta.FindStatusCondition(pool.Status.Conditions, v1.ConditionReady).Message; !strings.Contains(msg, message) {
+					return fmt.Errorf("message %q, want one that contains %q", msg, message)
 				}
 				if pool.Status.Phase != v1.PoolPending {
 					return fmt.Errorf("phase %q, want Pending", pool.Status.Phase)
@@ -101,7 +122,7 @@ func TestAPoolWhoseContentOrVolumeDoesNotExistSaysWhichAndStartsOnceItDoes(t *te
 					return err
 				}
 				for _, e := range events.Items {
-					if e.Regarding.Name == "docs" && e.Reason == v1.ReasonInvalidReference && e.Type == corev1.EventTypeWarning && strings.Contains(e.Note, tt.message) {
+					if e.Regarding.Name == "docs" && e.Reason == v1.ReasonInvalidReference && e.Type == corev1.EventTypeWarning && strings.Contains(e.Note, message) {
 						return nil
 					}
 				}
@@ -109,7 +130,19 @@ func TestAPoolWhoseContentOrVolumeDoesNotExistSaysWhichAndStartsOnceItDoes(t *te
 			})
 
 			appeared := time.Now()
-			if err := k8sClient.Create(ctx, tt.appear(ns)); err != nil {
+			fix := tt.appear(ns)
+			var err error
+			if tt.present != nil {
+				stored := tt.present(ns)
+				if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(stored), stored); err != nil {
+					t.Fatal(err)
+				}
+				fix.SetResourceVersion(stored.GetResourceVersion())
+				err = k8sClient.Update(ctx, fix)
+			} else {
+				err = k8sClient.Create(ctx, fix)
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 			testutil.Eventually(t, timeout, func() error {

@@ -527,7 +527,9 @@ type Queue struct {
 // a hung worker, and limits on how long a worker may take to start and to
 // stop.
 type HealthCheck struct {
-	// path requested on the worker, by the check and by the ping.
+	// path requested on the worker, by the check and by the ping. A new pool
+	// of ConfigMap content alone waits until the ConfigMap has the file it
+	// names (index.html or index.htm for "/").
 	//
 	// +optional
 	// +default="/"

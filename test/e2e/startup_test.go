@@ -41,11 +41,15 @@ const (
 )
 
 // The ordinary mistakes, made on purpose at once in one namespace: an image
-// that does not exist, a program that does not exist, a worker too big for
-// the node, content that does not exist, content whose health check path it
-// does not have, a frontend and a cache tier too big for the node.
+// that does not exist, a program that does not exist, an app that listens on
+// another port than its pool says, a worker too big for the node, content
+// that does not exist, content without the file its health check asks for,
+// a frontend and a cache tier too big for the node.
 var brokenFarm = brokenPool("no-image", "localhost/webfarm-does-not-exist:dev", testAppArgs, "50m") +
 	brokenPool("no-program", testAppImage, "[webfarm-no-such-program]", "50m") +
+	strings.Replace(brokenPool("wrong-port", testAppImage, "[webfarm-testapp, --listen=:9001]", "50m",
+		"rapidFailProtection: {enabled: false}   # the restarts would stop the pool before its fix"),
+		"interval: 2s}", "interval: 2s, startupTimeLimit: 3s}", 1) +
 	brokenPool("too-big", testAppImage, testAppArgs, "8") +
 	`apiVersion: webfarm.dev/v1alpha1
 kind: AppPool
@@ -68,9 +72,7 @@ spec:
   content: {configMap: {name: pages}}
   replicas: 1
   cpu: 50m
-  memory: 32Mi
-  healthCheck: {startupTimeLimit: 3s}     # "/" answers 403: no index.html
-  rapidFailProtection: {enabled: false}   # the restarts would stop the pool before its fix
+  memory: 32Mi                            # its check asks for "/": no index.html
 ---
 apiVersion: webfarm.dev/v1alpha1
 kind: CachePolicy
@@ -92,6 +94,7 @@ spec:
     - {pathPrefix: /image, appPool: no-image}
     - {pathPrefix: /program, appPool: no-program}
     - {pathPrefix: /big, appPool: too-big}
+    - {pathPrefix: /port, appPool: wrong-port}
     - {pathPrefix: /pages, appPool: no-index}
   frontend:
     replicas: 1
@@ -134,7 +137,8 @@ func TestWorkloadsThatCannotStartSayWhyAndRecoverWhenFixed(t *testing.T) {
 		{"apppool/no-image", "ImagePullFailed", []string{`image "localhost/webfarm-does-not-exist:dev" of container app cannot be pulled`}},
 		{"apppool/no-program", "ContainerCannotStart", []string{"container app cannot start", "webfarm-no-such-program"}},
 		{"apppool/too-big", "Unschedulable", []string{"cannot be scheduled", "Insufficient cpu"}},
-		{"apppool/no-index", "StartupCheckFailed", []string{"container nginx was restarted", "without passing its startup check (GET / on port http, within 3s)"}},
+		{"apppool/wrong-port", "StartupCheckFailed", []string{"container app was restarted", "without passing its startup check (GET /healthz on port app, within 3s)"}},
+		{"apppool/no-index", "InvalidReference", []string{`content ConfigMap "pages" has no index.html or index.htm, which the health check's GET / asks for`, "(such as /page.html)"}},
 		{"apppool/no-content", "InvalidReference", []string{`content ConfigMap "site-files" does not exist in namespace ` + ns}},
 		{"cachepolicy/big-cache", "Unschedulable", []string{"cache: pod big-cache-cache-", "Insufficient cpu"}},
 		{"webfarm/broken", "Unschedulable", []string{"frontend: pod broken-frontend-", "Insufficient cpu"}},
@@ -172,7 +176,7 @@ func TestWorkloadsThatCannotStartSayWhyAndRecoverWhenFixed(t *testing.T) {
 			got[x.Labels["kind"]+"/"+x.Labels["name"]] = x.Labels["reason"]
 		}
 		want := map[string]string{"AppPool/no-image": "ImagePullFailed", "AppPool/no-program": "ContainerCannotStart",
-			"AppPool/too-big": "Unschedulable", "AppPool/no-index": "StartupCheckFailed", "CachePolicy/big-cache": "Unschedulable", "WebFarm/broken": "Unschedulable"}
+			"AppPool/too-big": "Unschedulable", "AppPool/wrong-port": "StartupCheckFailed", "CachePolicy/big-cache": "Unschedulable", "WebFarm/broken": "Unschedulable"}
 		for k, v := range want {
 			if got[k] != v {
 				return fmt.Errorf("webfarm_startup_blocked: %v, want %v", got, want)
@@ -186,11 +190,12 @@ func TestWorkloadsThatCannotStartSayWhyAndRecoverWhenFixed(t *testing.T) {
 	patch("apppool/no-image", `{"spec":{"app":{"image":"`+testAppImage+`"}}}`)
 	patch("apppool/no-program", `{"spec":{"app":{"args":["webfarm-testapp","--listen=:9000"]}}}`)
 	patch("apppool/too-big", `{"spec":{"cpu":"50m"}}`)
+	patch("apppool/wrong-port", `{"spec":{"app":{"args":["webfarm-testapp","--listen=:9000"]}}}`)
 	patch("apppool/no-index", `{"spec":{"healthCheck":{"path":"/page.html"}}}`)
 	patch("cachepolicy/big-cache", `{"spec":{"cpu":"50m"}}`)
 	patch("webfarm/broken", `{"spec":{"frontend":{"cpu":"100m"}}}`)
 	cluster.Apply(t, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: site-files}\ndata: {index.html: fixed}\n")
-	cluster.WaitReady(t, ns, 3*time.Minute, "apppool/no-image", "apppool/no-program", "apppool/too-big", "apppool/no-index", "apppool/no-content",
+	cluster.WaitReady(t, ns, 3*time.Minute, "apppool/no-image", "apppool/no-program", "apppool/too-big", "apppool/wrong-port", "apppool/no-index", "apppool/no-content",
 		"cachepolicy/big-cache", "webfarm/broken")
 	for _, c := range cases {
 		if status, reason, message := readyCondition(t, ns, c.object); status != "True" {
@@ -205,7 +210,7 @@ func TestWorkloadsThatCannotStartSayWhyAndRecoverWhenFixed(t *testing.T) {
 	})
 	url := cluster.ServiceURL(t, ns, "broken-frontend")
 	framework.ExpectBody(t, time.Minute, url+"/", "fixed", "Host: broken.example")
-	for _, pool := range []string{"image", "program", "big"} {
+	for _, pool := range []string{"image", "program", "big", "port"} {
 		framework.ExpectBody(t, time.Minute, url+"/"+pool, "app on ", "Host: broken.example")
 	}
 	framework.ExpectBody(t, time.Minute, url+"/pages/page.html", "a page, and no index", "Host: broken.example")
