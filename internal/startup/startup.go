@@ -9,6 +9,7 @@ package startup
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -88,17 +89,23 @@ func containerBlocker(p *corev1.Pod, s corev1.ContainerStatus) (Blocker, bool) {
 // startupCheckBlocker finds a container the kubelet keeps restarting
 // because it never passes its startup probe: it runs again, has not
 // started, and its last run ended as the kubelet stops a container (exit
-// 0 after the graceful stop, or the kill's 137/143), not in a crash.
+// 0 after the graceful stop, the kill's 137/143) or lasted as long as the
+// probe allows (a program's own answer to SIGTERM: a Go program that is
+// its container's PID 1 exits 2), not in a crash.
 func startupCheckBlocker(p *corev1.Pod, s corev1.ContainerStatus) (Blocker, bool) {
 	last := s.LastTerminationState.Terminated
 	if s.State.Running == nil || s.Started == nil || *s.Started || s.RestartCount == 0 || last == nil {
 		return Blocker{}, false
 	}
-	if last.ExitCode != 0 && last.ExitCode != 137 && last.ExitCode != 143 {
-		return Blocker{}, false
-	}
 	probe := containerSpec(p, s.Name).StartupProbe
 	if probe == nil {
+		return Blocker{}, false
+	}
+	limit := time.Duration(probe.PeriodSeconds*probe.FailureThreshold) * time.Second
+	// The times are whole seconds, and the first probe comes up to a period
+	// after the start.
+	ranToTheLimit := !last.StartedAt.IsZero() && last.FinishedAt.Sub(last.StartedAt.Time) >= limit-time.Duration(probe.PeriodSeconds)*time.Second
+	if last.ExitCode != 0 && last.ExitCode != 137 && last.ExitCode != 143 && !ranToTheLimit {
 		return Blocker{}, false
 	}
 	return Blocker{Reason: v1.ReasonStartupCheckFailed, Message: fmt.Sprintf(
