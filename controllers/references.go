@@ -53,6 +53,7 @@ func missingContent(ctx context.Context, cached, live client.Reader, pool *v1.Ap
 			return "", err
 		}
 	}
+	// The first object named is the content's, read whole just above.
 	if cm, ok := refs[0].obj.(*corev1.ConfigMap); ok && m.Content.Source == model.ContentConfigMap {
 		return checkedFileMissing(m, cm), nil
 	}
@@ -92,7 +93,7 @@ func checkedFileMissing(m model.Pool, cm *corev1.ConfigMap) string {
 }
 
 // fileHint names a file of cm a health check could ask for, preferring a
-// page: " (such as /about.html)", or "" when it has none.
+// page: " (such as /about.html)", or " (it has none)".
 func fileHint(cm *corev1.ConfigMap) string {
 	names := make([]string, 0, len(cm.Data)+len(cm.BinaryData))
 	for k := range cm.Data {
