@@ -87,24 +87,10 @@ func TestPodBlocker(t *testing.T) {
 				State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
 				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 2}}}}
 		}), "", ""},
-		{"an app stopped for its startup check that exits 2 on SIGTERM (a Go program as PID 1) says which check", pod("w-1", func(p *corev1.Pod) {
-			p.Spec.Containers[1].StartupProbe = &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 3,
-				ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("app")}}}
-			started := time.Date(2026, 11, 26, 14, 0, 0, 0, time.UTC)
-			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", RestartCount: 4, Started: ptr.To(false),
-				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
-				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 2,
-					StartedAt: metav1.NewTime(started), FinishedAt: metav1.NewTime(started.Add(3 * time.Second))}}}}
-		}), v1.ReasonStartupCheckFailed, "pod w-1: container app was restarted 4 times without passing its startup check (GET /healthz on port app, within 3s)"},
-		{"an app that exits 2 by itself before its startup check's limit is rapid-fail's", pod("w-1", func(p *corev1.Pod) {
-			p.Spec.Containers[1].StartupProbe = &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 90,
-				ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("app")}}}
-			started := time.Date(2026, 11, 26, 14, 0, 0, 0, time.UTC)
-			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", RestartCount: 1, Started: ptr.To(false),
-				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
-				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 2,
-					StartedAt: metav1.NewTime(started), FinishedAt: metav1.NewTime(started.Add(12 * time.Second))}}}}
-		}), "", ""},
+		{"an app stopped for its startup check that exits 2 on SIGTERM (a Go program as PID 1) says which check",
+			appExited2(3, 4, 3*time.Second), v1.ReasonStartupCheckFailed,
+			"pod w-1: container app was restarted 4 times without passing its startup check (GET /healthz on port app, within 3s)"},
+		{"an app that exits 2 by itself before its startup check's limit is rapid-fail's", appExited2(90, 1, 12*time.Second), "", ""},
 		{"a container that passed its startup check after a restart is on its way", pod("w-1", func(p *corev1.Pod) {
 			p.Spec.Containers[0].StartupProbe = &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 90}
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "nginx", RestartCount: 1, Started: ptr.To(true),
@@ -169,4 +155,19 @@ func TestFind(t *testing.T) {
 			}
 		})
 	}
+}
+
+// appExited2 is a pod whose app, checked at start for limitSeconds, runs
+// again after restarts, its last run having lasted ran and ended with exit
+// code 2.
+func appExited2(limitSeconds, restarts int32, ran time.Duration) corev1.Pod {
+	return pod("w-1", func(p *corev1.Pod) {
+		p.Spec.Containers[1].StartupProbe = &corev1.Probe{PeriodSeconds: 1, FailureThreshold: limitSeconds,
+			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("app")}}}
+		started := time.Date(2026, 11, 26, 14, 0, 0, 0, time.UTC)
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", RestartCount: restarts, Started: ptr.To(false),
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 2,
+				StartedAt: metav1.NewTime(started), FinishedAt: metav1.NewTime(started.Add(ran))}}}}
+	})
 }
