@@ -21,7 +21,11 @@ import (
 // 3,000 requests per worker (200 requests/s over two workers brings each
 // to it in about 30 s); pool "leaky" with PeriodicRestartPrivateMemory at
 // 40 MiB per worker (an idle test application and its nginx hold about
-// 15 MiB; one asked to keep 32 MiB more crosses the limit).
+// 15 MiB; one asked to keep 32 MiB more crosses the limit). Each frontend
+// gets 300m: one Envoy carries all 200 requests/s while the other is
+// replaced (it used up to 170m doing so, never throttled); at 100m both
+// were throttled in every CFS period, and on a busy machine requests
+// queued past the client's 2 s timeout.
 var replacementFarm = testAppPool("recycled", 2, "recycling: {requests: 3000}") +
 	testAppPool("leaky", 2, "recycling: {memory: 40Mi}") + `apiVersion: webfarm.dev/v1alpha1
 kind: WebFarm
@@ -36,7 +40,7 @@ spec:
     routes: [{pathPrefix: /, appPool: leaky}]
   frontend:
     replicas: 2
-    cpu: 100m
+    cpu: 300m
 `
 
 // Workers recycled and frontend pods replaced under 200 requests/s (a new
