@@ -36,15 +36,25 @@ type Pools interface {
 	// Start asks for an idle pool to start; started reports whether this
 	// call asked (false: the pool was not idle, or another request asked).
 	Start(ctx context.Context, namespace, pool string) (started bool, err error)
-	// Stopped: the pool is stopped (by rapid-fail protection, its CPU limit
-	// or an administrator), so no worker is coming.
-	Stopped(ctx context.Context, namespace, pool string) bool
+	// NoWorkerComing says why no worker is coming, or nil: ErrPoolStopped
+	// (rapid-fail protection, its CPU limit or an administrator stopped it)
+	// or ErrPoolCannotStart (its status says its workers cannot start: an
+	// image that cannot be pulled, a failed startup check, no room on the
+	// nodes, a missing ConfigMap).
+	NoWorkerComing(ctx context.Context, namespace, pool string) error
 }
+
+// Why no worker is coming for a pool.
+var (
+	ErrPoolStopped     = errors.New("the application pool is stopped")
+	ErrPoolCannotStart = errors.New("the application pool cannot start")
+)
 
 // Bodies of the activator's 503s, which invite a retry.
 const (
-	QueueFullBody = "Service Unavailable: the application pool is starting and its start queue is full.\n"
-	TimeoutBody   = "Service Unavailable: the application pool did not start in time.\n"
+	QueueFullBody   = "Service Unavailable: the application pool is starting and its start queue is full.\n"
+	TimeoutBody     = "Service Unavailable: the application pool did not start in time.\n"
+	CannotStartBody = "Service Unavailable: the application pool cannot start.\n"
 )
 
 // Activator is an http.Handler.
@@ -88,8 +98,11 @@ func (a *Activator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// answered or handed to a worker it no longer waits for the pool.
 	a.leave(key)
 	switch {
-	case errors.Is(err, errStopped):
+	case errors.Is(err, ErrPoolStopped):
 		refuse(w, envoy.PoolStoppedBody)
+		return
+	case errors.Is(err, ErrPoolCannotStart):
+		refuse(w, CannotStartBody)
 		return
 	case err != nil:
 		refuse(w, TimeoutBody)
@@ -108,18 +121,15 @@ func (a *Activator) hold(ctx context.Context, namespace, pool string) (worker st
 	return a.await(ctx, namespace, pool)
 }
 
-// errStopped: the pool a request waits for was stopped.
-var errStopped = errors.New("the application pool is stopped")
-
 // await starts the pool if it is idle and waits for a ready worker. A pool
-// that is stopped meanwhile ends the wait at once: its requests get the
-// stopped pool's answer, as new ones do from the frontends, not a timeout.
+// that is stopped, or whose workers cannot start, ends the wait at once: its
+// requests get that answer, not a timeout a minute later.
 func (a *Activator) await(ctx context.Context, namespace, pool string) (worker string, started bool, err error) {
 	tick := time.NewTicker(a.Poll)
 	defer tick.Stop()
 	for {
-		if a.Pools.Stopped(ctx, namespace, pool) {
-			return "", started, errStopped
+		if err := a.Pools.NoWorkerComing(ctx, namespace, pool); err != nil {
+			return "", started, err
 		}
 		if w, ok := a.Pools.ReadyWorker(ctx, namespace, pool); ok {
 			return w, started, nil

@@ -25,10 +25,15 @@ type pools struct {
 	mu         sync.Mutex
 	startedAt  time.Time
 	starts     atomic.Int32
-	stopped    atomic.Bool
+	noWorker   atomic.Pointer[error] // why no worker is coming (nil: one is)
 }
 
-func (p *pools) Stopped(context.Context, string, string) bool { return p.stopped.Load() }
+func (p *pools) NoWorkerComing(context.Context, string, string) error {
+	if why := p.noWorker.Load(); why != nil {
+		return *why
+	}
+	return nil
+}
 
 func (p *pools) ReadyWorker(context.Context, string, string) (string, bool) {
 	p.mu.Lock()
@@ -140,41 +145,54 @@ func TestRequestsWaitingForAStartingPool(t *testing.T) {
 	}
 }
 
-// A request held for a worker that is not coming (the pool crashed and
-// rapid-fail protection stopped it) gets the stopped pool's answer as soon
-// as the pool is stopped, not after the activator's timeout.
-func TestARequestWaitingForAPoolThatIsStoppedGetsTheStoppedAnswerAtOnce(t *testing.T) {
+// A request held for a worker that is not coming (rapid-fail protection
+// stopped the pool, or its status says its workers cannot start) gets that
+// answer as soon as the pool's status says so, not after the activator's
+// timeout.
+func TestARequestWaitingForAWorkerThatIsNotComingGetsItsAnswerAtOnce(t *testing.T) {
+	answered := func(body string) func(got string) bool {
+		return func(got string) bool {
+			return strings.HasPrefix(got, "HTTP/1.1 503 Service Unavailable\r\n") && strings.HasSuffix(got, "\r\n\r\n"+body)
+		}
+	}
 	tests := []struct {
 		name      string
 		mode      string
-		stopAfter time.Duration
+		why       error
+		saidAfter time.Duration
 		want      func(got string) bool
 	}{
-		{"in L7 mode a request waiting when the pool stops gets the stopped pool's 503", model.UnavailableL7, 300 * time.Millisecond,
-			func(got string) bool {
-				return strings.HasPrefix(got, "HTTP/1.1 503 Service Unavailable\r\n") && strings.HasSuffix(got, "\r\n\r\n"+envoy.PoolStoppedBody)
-			}},
-		{"in L7 mode a request for a pool already stopped gets the same", model.UnavailableL7, 0,
-			func(got string) bool { return strings.HasSuffix(got, "\r\n\r\n"+envoy.PoolStoppedBody) }},
-		{"in L4 mode a request waiting when the pool stops gets not one byte before the connection closes", model.UnavailableL4, 300 * time.Millisecond,
+		{"in L7 mode a request waiting when the pool stops gets the stopped pool's 503", model.UnavailableL7, ErrPoolStopped, 300 * time.Millisecond,
+			answered(envoy.PoolStoppedBody)},
+		{"in L7 mode a request for a pool already stopped gets the same", model.UnavailableL7, ErrPoolStopped, 0,
+			answered(envoy.PoolStoppedBody)},
+		{"in L4 mode a request waiting when the pool stops gets not one byte before the connection closes", model.UnavailableL4, ErrPoolStopped, 300 * time.Millisecond,
+			func(got string) bool { return got == "" }},
+		{"in L7 mode a request waiting when the pool's workers are found unable to start gets the cannot-start 503", model.UnavailableL7, ErrPoolCannotStart, 300 * time.Millisecond,
+			answered(CannotStartBody)},
+		{"in L7 mode a request for a pool whose workers cannot start gets the same", model.UnavailableL7, ErrPoolCannotStart, 0,
+			answered(CannotStartBody)},
+		{"in L4 mode a request for a pool whose workers cannot start gets not one byte before the connection closes", model.UnavailableL4, ErrPoolCannotStart, 0,
 			func(got string) bool { return got == "" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := &pools{worker: worker(t), readyAfter: time.Hour}
-			p.stopped.Store(tt.stopAfter == 0)
+			if tt.saidAfter == 0 {
+				p.noWorker.Store(&tt.why)
+			}
 			a := &Activator{Pools: p, Timeout: time.Minute, MaxWaiting: 10, Poll: 20 * time.Millisecond}
 			s := httptest.NewServer(a)
 			t.Cleanup(s.Close)
-			stop := time.AfterFunc(tt.stopAfter, func() { p.stopped.Store(true) })
-			defer stop.Stop()
+			say := time.AfterFunc(tt.saidAfter, func() { p.noWorker.Store(&tt.why) })
+			defer say.Stop()
 			begun := time.Now()
 			got := rawGet(t, strings.TrimPrefix(s.URL, "http://"), model.UnavailableResponseHeader+": "+tt.mode)
 			if !tt.want(got) {
 				t.Errorf("the activator answered %q", got)
 			}
-			if took := time.Since(begun); took > tt.stopAfter+2*time.Second {
-				t.Errorf("answered %s after the request, want within a poll of the stop at %s", took, tt.stopAfter)
+			if took := time.Since(begun); took > tt.saidAfter+2*time.Second {
+				t.Errorf("answered %s after the request, want within a poll of the status saying so at %s", took, tt.saidAfter)
 			}
 			if n := a.Waiting("web", "shop"); n != 0 {
 				t.Errorf("%d still counted as waiting", n)

@@ -39,13 +39,20 @@ func (c clusterPools) ReadyWorker(ctx context.Context, namespace, pool string) (
 	return "", false
 }
 
-// Stopped reads the pool's status as the frontends' routes do.
-func (c clusterPools) Stopped(ctx context.Context, namespace, pool string) bool {
+// NoWorkerComing reads the pool's status as the frontends' routes do. A
+// pool it cannot read is waited for: the timeout still bounds the wait.
+func (c clusterPools) NoWorkerComing(ctx context.Context, namespace, pool string) error {
 	var p v1.AppPool
 	if err := c.client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: pool}, &p); err != nil {
-		return false
+		return nil
 	}
-	return lifecycle.Stopped(p.Status)
+	switch {
+	case lifecycle.Stopped(p.Status):
+		return ErrPoolStopped
+	case lifecycle.CannotStart(p.Generation, p.Status):
+		return ErrPoolCannotStart
+	}
+	return nil
 }
 
 // Start asks an idle pool to start: the wake annotation, once per idle spell.

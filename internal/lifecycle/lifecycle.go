@@ -17,6 +17,7 @@ package lifecycle
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
@@ -138,6 +139,25 @@ func condition(in Input, condType string, status metav1.ConditionStatus, reason,
 // Stopped: the pool's status records it stopped (by a policy or an
 // administrator); its routes answer 503, or cut in L4.
 func Stopped(status v1.AppPoolStatus) bool { return status.Phase == v1.PoolStopped }
+
+// cannotStartReasons are the Ready reasons that say no worker of the pool
+// can start until someone mends the cause. RolloutStalled is not one: the
+// old workers still serve.
+var cannotStartReasons = map[string]bool{
+	v1.ReasonImagePullFailed: true, v1.ReasonContainerCannotStart: true, v1.ReasonStartupCheckFailed: true,
+	v1.ReasonUnschedulable: true, v1.ReasonPodCreateFailed: true, v1.ReasonInvalidReference: true, v1.ReasonInvalidSpec: true,
+}
+
+// CannotStart: the pool wants workers (it is neither idle nor stopped) and
+// its status, for its current generation, says they cannot start. A
+// request waiting for one would wait in vain.
+func CannotStart(generation int64, status v1.AppPoolStatus) bool {
+	if status.IdleSince != nil || Stopped(status) {
+		return false
+	}
+	ready := meta.FindStatusCondition(status.Conditions, v1.ConditionReady)
+	return ready != nil && ready.Status == metav1.ConditionFalse && ready.ObservedGeneration == generation && cannotStartReasons[ready.Reason]
+}
 
 // Recorded is the runtime state a pool's status records, for those that
 // render a pool without deciding for it (the frontends' routes).

@@ -300,3 +300,32 @@ func TestTheFailureCountSurvivesANewLeader(t *testing.T) {
 		}
 	})
 }
+
+func TestAPoolCannotStartWhenItsStatusSaysSoForItsGeneration(t *testing.T) {
+	ready := func(status metav1.ConditionStatus, reason string, generation int64) []metav1.Condition {
+		return []metav1.Condition{{Type: v1.ConditionReady, Status: status, Reason: reason, ObservedGeneration: generation}}
+	}
+	idleSince := metav1.NewTime(now)
+	for _, tt := range []struct {
+		name   string
+		status v1.AppPoolStatus
+		want   bool
+	}{
+		{"a pool whose image cannot be pulled cannot start", v1.AppPoolStatus{Phase: v1.PoolRunning, Conditions: ready(metav1.ConditionFalse, v1.ReasonImagePullFailed, 3)}, true},
+		{"a pool whose workers fail their startup check cannot start", v1.AppPoolStatus{Phase: v1.PoolRunning, Conditions: ready(metav1.ConditionFalse, v1.ReasonStartupCheckFailed, 3)}, true},
+		{"a pool without room on the nodes cannot start", v1.AppPoolStatus{Phase: v1.PoolRunning, Conditions: ready(metav1.ConditionFalse, v1.ReasonUnschedulable, 3)}, true},
+		{"a pool held for a missing ConfigMap cannot start", v1.AppPoolStatus{Phase: v1.PoolPending, Conditions: ready(metav1.ConditionFalse, v1.ReasonInvalidReference, 3)}, true},
+		{"a pool that is still starting may start", v1.AppPoolStatus{Phase: v1.PoolRunning, Conditions: ready(metav1.ConditionFalse, v1.ReasonProgressing, 3)}, false},
+		{"a pool whose rollout stalled keeps its old workers", v1.AppPoolStatus{Phase: v1.PoolRunning, Conditions: ready(metav1.ConditionFalse, v1.ReasonRolloutStalled, 3)}, false},
+		{"a cause found for an earlier generation no longer counts after an edit", v1.AppPoolStatus{Phase: v1.PoolRunning, Conditions: ready(metav1.ConditionFalse, v1.ReasonImagePullFailed, 2)}, false},
+		{"an idle pool is started by its next request, whatever its last cause", v1.AppPoolStatus{Phase: v1.PoolIdle, IdleSince: &idleSince, Conditions: ready(metav1.ConditionFalse, v1.ReasonStartupCheckFailed, 3)}, false},
+		{"a stopped pool is stopped, not unable to start", v1.AppPoolStatus{Phase: v1.PoolStopped, Conditions: ready(metav1.ConditionFalse, v1.ReasonImagePullFailed, 3)}, false},
+		{"a pool without a Ready condition yet may start", v1.AppPoolStatus{}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := CannotStart(3, tt.status); got != tt.want {
+				t.Errorf("CannotStart = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -262,7 +262,7 @@ type neverReady struct{}
 
 func (neverReady) ReadyWorker(context.Context, string, string) (string, bool) { return "", false }
 func (neverReady) Start(context.Context, string, string) (bool, error)        { return true, nil }
-func (neverReady) Stopped(context.Context, string, string) bool               { return false }
+func (neverReady) NoWorkerComing(context.Context, string, string) error       { return nil }
 
 func TestWhereTheActivatorGivesUpAnL4FarmResetsAndAnL7FarmAnswers503(t *testing.T) {
 	tests := []struct {
