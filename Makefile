@@ -77,7 +77,7 @@ test: tools gen-check lint ## Install tools, check generated files, lint, and ru
 
 .PHONY: test-e2e
 test-e2e: tools images ## Run the end-to-end suite on the local cluster (needs root; starts it unless running, then stops it).
-	go test -tags e2e ./test/e2e/ -count=1 -timeout 55m -v
+	go test -tags e2e ./test/e2e/ -count=1 -timeout 55m -parallel 3 -v
 
 .PHONY: test-unit
 test-unit: ## Run the tests without the tool install and checks (tools must be installed).

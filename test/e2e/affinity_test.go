@@ -58,6 +58,7 @@ var (
 // Session affinity with real HTTP from clients outside the cluster, through
 // the farm's NodePort, to real nginx workers that name themselves.
 func TestSessionAffinity(t *testing.T) {
+	t.Parallel() // it mostly waits: it runs beside the other waiting tests, after the rest
 	ns := cluster.Namespace(t)
 	cluster.Apply(t, ns, affinityFarm)
 	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/affinity", "apppool/web")

@@ -65,6 +65,7 @@ spec:
 // request and after the pool's content changed, and leaves the path without
 // a failed request when the route stops naming it.
 func TestACachedRouteIsServedFromTheCacheTierUntilItsContentChanges(t *testing.T) {
+	t.Parallel() // it mostly waits: it runs beside the other waiting tests, after the rest
 	ns := cluster.Namespace(t)
 	cluster.Apply(t, ns, cachedFarm)
 	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/cached", "apppool/images", "cachepolicy/tuned")

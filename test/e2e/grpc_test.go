@@ -42,6 +42,7 @@ spec:
 // gRPC from outside the cluster (h2c) through the farm's frontend, the
 // pool's nginx and the test application.
 func TestGRPC(t *testing.T) {
+	t.Parallel() // it mostly waits: it runs beside the other waiting tests, after the rest
 	ns := cluster.Namespace(t)
 	cluster.Apply(t, ns, grpcFarm)
 	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/grpc", "apppool/greeter")

@@ -118,6 +118,7 @@ func (ca *e2eCA) secret(t *testing.T, ns, name, host string) (*corev1.Secret, in
 // SNI, the redirect and HSTS, a missing Secret reported and then picked up,
 // a renewal served without a restart.
 func TestHTTPS(t *testing.T) {
+	t.Parallel() // it mostly waits: it runs beside the other waiting tests, after the rest
 	ns := cluster.Namespace(t)
 	kube := cluster.Client(t)
 	ctx := context.Background()

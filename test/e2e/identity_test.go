@@ -22,6 +22,7 @@ stringData: {text: hello from a Secret}
 // token, and its app reads a value from a Secret through valueFrom and as a
 // file of a Secret volume.
 func TestAPoolsAppRunsAsThePoolAndReadsASecret(t *testing.T) {
+	t.Parallel() // it mostly waits: it runs beside the other waiting tests, after the rest
 	ns := cluster.Namespace(t)
 	cluster.Apply(t, ns, identityFarm)
 	cluster.Run(t, "patch", "apppool", "secretive", "-n", ns, "--type", "merge", "-p",

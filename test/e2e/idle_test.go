@@ -22,6 +22,7 @@ var idleFarm = testAppPool("sleepy", 1, "idle: {timeout: 1m}") + oneRouteFarm("i
 // the first requests for it are held at the front while it starts and are
 // served, not failed; the cold start is a metric.
 func TestAnIdlePoolScalesToZeroAndItsFirstRequestsStartIt(t *testing.T) {
+	t.Parallel() // it mostly waits: it runs beside the other waiting tests, after the rest
 	ns := cluster.Namespace(t)
 	cluster.Apply(t, ns, idleFarm)
 	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/idle", "apppool/sleepy")

@@ -259,6 +259,7 @@ var errorBurstFarm = testAppPool("erratic", 1, "rapidFailProtection: {maxFailure
 // workers crash: each burst (read from the frontend's counters every 5 s)
 // is one failure, and two stop this pool.
 func TestBurstsOf5xxCountAsWorkerFailures(t *testing.T) {
+	t.Parallel() // it mostly waits: it runs beside the other waiting tests, after the rest
 	ns := cluster.Namespace(t)
 	cluster.Apply(t, ns, errorBurstFarm)
 	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/erratic", "apppool/erratic")

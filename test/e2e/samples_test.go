@@ -31,6 +31,9 @@ const (
 // because each builds on the state the one before left.
 func TestTheSampleFarm(t *testing.T) {
 	ns := cluster.Namespace(t)
+	// The samples must start without a cause not to start, so without
+	// waiting for room that an earlier test's pods still hold.
+	cluster.WaitForNodeFree(t)
 	cluster.ApplyFile(t, ns, filepath.Join(cluster.Root, "config", "samples"))
 	cluster.WaitReady(t, ns, 4*time.Minute, samples...)
 

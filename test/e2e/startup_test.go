@@ -4,11 +4,13 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"webfarm.dev/operator/internal/activator"
 	"webfarm.dev/operator/test/e2e/framework"
 )
 
@@ -46,7 +48,8 @@ const (
 // that does not exist, content without the file its health check asks for,
 // a frontend and a cache tier too big for the node.
 var brokenFarm = brokenPool("no-image", "localhost/webfarm-does-not-exist:dev", testAppArgs, "50m") +
-	brokenPool("no-program", testAppImage, "[webfarm-no-such-program]", "50m") +
+	brokenPool("no-program", testAppImage, "[webfarm-no-such-program]", "50m",
+		"rapidFailProtection: {enabled: false}   # its crashes would stop the pool before its fix") +
 	strings.Replace(brokenPool("wrong-port", testAppImage, "[webfarm-testapp, --listen=:9001]", "50m",
 		"rapidFailProtection: {enabled: false}   # the restarts would stop the pool before its fix"),
 		"interval: 2s}", "interval: 2s, startupTimeLimit: 3s}", 1) +
@@ -123,9 +126,12 @@ func warningCount(t *testing.T, ns, name, reason string) int {
 
 // Each workload that cannot start says why on its own resource within the
 // bound, with its own reason, the cause in the cluster's words, one Warning
-// event, the Reason column and the webfarm_startup_blocked metric; each
-// clears once its mistake is fixed, and the fixed farm serves.
+// event, the Reason column and the webfarm_startup_blocked metric; a
+// request for a pool that cannot start gets a 503 that says so at once, not
+// after the activator's minute; each clears once its mistake is fixed, and
+// the fixed farm serves.
 func TestWorkloadsThatCannotStartSayWhyAndRecoverWhenFixed(t *testing.T) {
+	t.Parallel() // it mostly waits: it runs beside the other waiting tests, after the rest
 	ns := cluster.Namespace(t)
 	applied := time.Now()
 	cluster.Apply(t, ns, brokenFarm)
@@ -185,15 +191,30 @@ func TestWorkloadsThatCannotStartSayWhyAndRecoverWhenFixed(t *testing.T) {
 		return nil
 	})
 
-	// Each mistake fixed as a user would.
+	// Each mistake fixed as a user would; the frontend first, to ask the
+	// pools that cannot start yet.
 	patch := func(object, json string) { cluster.Run(t, "patch", object, "-n", ns, "--type", "merge", "-p", json) }
+	patch("webfarm/broken", `{"spec":{"frontend":{"cpu":"100m"}}}`)
+	cluster.Run(t, "rollout", "status", "-n", ns, "deployment/broken-frontend", "--timeout=2m")
+	url := cluster.ServiceURL(t, ns, "broken-frontend")
+	for _, route := range []string{"/image", "/program", "/big", "/port", "/pages"} {
+		framework.Eventually(t, 30*time.Second, func() error { // the routes reach the new Envoy
+			r, err := framework.HTTPGet(url+route, "Host: broken.example") // a held request would outlast its 2 s
+			if err != nil {
+				return err
+			}
+			if r.Status != http.StatusServiceUnavailable || r.Body != activator.CannotStartBody {
+				return fmt.Errorf("%s answered %d %q, want 503 %q", route, r.Status, r.Body, activator.CannotStartBody)
+			}
+			return nil
+		})
+	}
 	patch("apppool/no-image", `{"spec":{"app":{"image":"`+testAppImage+`"}}}`)
 	patch("apppool/no-program", `{"spec":{"app":{"args":["webfarm-testapp","--listen=:9000"]}}}`)
 	patch("apppool/too-big", `{"spec":{"cpu":"50m"}}`)
 	patch("apppool/wrong-port", `{"spec":{"app":{"args":["webfarm-testapp","--listen=:9000"]}}}`)
 	patch("apppool/no-index", `{"spec":{"healthCheck":{"path":"/page.html"}}}`)
 	patch("cachepolicy/big-cache", `{"spec":{"cpu":"50m"}}`)
-	patch("webfarm/broken", `{"spec":{"frontend":{"cpu":"100m"}}}`)
 	cluster.Apply(t, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: site-files}\ndata: {index.html: fixed}\n")
 	cluster.WaitReady(t, ns, 3*time.Minute, "apppool/no-image", "apppool/no-program", "apppool/too-big", "apppool/wrong-port", "apppool/no-index", "apppool/no-content",
 		"cachepolicy/big-cache", "webfarm/broken")
@@ -208,7 +229,6 @@ func TestWorkloadsThatCannotStartSayWhyAndRecoverWhenFixed(t *testing.T) {
 		}
 		return nil
 	})
-	url := cluster.ServiceURL(t, ns, "broken-frontend")
 	framework.ExpectBody(t, time.Minute, url+"/", "fixed", "Host: broken.example")
 	for _, pool := range []string{"image", "program", "big", "port"} {
 		framework.ExpectBody(t, time.Minute, url+"/"+pool, "app on ", "Host: broken.example")
@@ -251,16 +271,8 @@ func milli(t *testing.T, q string) int64 {
 // the same update finish in place.
 func TestAnUpdateOnAFullNodeIsReportedAndAnInPlaceRolloutFinishesIt(t *testing.T) {
 	ns := cluster.Namespace(t)
-	// Namespaces of earlier tests still going would free their CPU later.
-	framework.Eventually(t, 3*time.Minute, func() error {
-		if out := cluster.Run(t, "get", "namespaces", "-o", `jsonpath={.items[?(@.status.phase=="Terminating")].metadata.name}`); strings.TrimSpace(out) != "" {
-			return fmt.Errorf("namespaces still terminating: %s", out)
-		}
-		if out := cluster.Run(t, "get", "pods", "-A", "-o", "jsonpath={.items[*].metadata.deletionTimestamp}"); strings.TrimSpace(out) != "" {
-			return fmt.Errorf("pods are still stopping")
-		}
-		return nil
-	})
+	// Pods of earlier tests still going would free their CPU later.
+	cluster.WaitForNodeFree(t)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("pods:\n%s\nnode:\n%s", cluster.Run(t, "get", "pods", "-A", "-o", "wide"),

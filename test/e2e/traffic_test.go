@@ -171,6 +171,7 @@ func heyOutcome(out string) (codes map[int]int, errors int) {
 // frontend's rotation while it is down, and serves again once ready; the
 // farm answers throughout.
 func TestACrashedWorkerRestartsAndTheFarmKeepsServing(t *testing.T) {
+	t.Parallel() // it mostly waits: it runs beside the other waiting tests, after the rest
 	ns := cluster.Namespace(t)
 	cluster.Apply(t, ns, trafficFarm)
 	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/traffic", "apppool/steady")

@@ -50,6 +50,7 @@ spec:
 // pool's nginx and the test application, which answers each message with
 // its pod's name.
 func TestWebSockets(t *testing.T) {
+	t.Parallel() // it mostly waits: it runs beside the other waiting tests, after the rest
 	ns := cluster.Namespace(t)
 	cluster.Apply(t, ns, websocketFarm)
 	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/sockets", "apppool/chat", "cachepolicy/pages")

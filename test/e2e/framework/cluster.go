@@ -40,6 +40,10 @@ type Cluster struct {
 		c    client.Client
 		err  error
 	}
+	leaving struct { // the tests' namespaces, deleted without waiting
+		sync.Mutex
+		names []string
+	}
 }
 
 // Start brings the local cluster up (or reuses a running one), loads the
@@ -112,6 +116,14 @@ func (c *Cluster) Stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var errs []error
+	// A cluster that outlives the run is left as it was found: the tests'
+	// namespaces are waited out (their pods drain) before Prometheus and a
+	// release the run installed go.
+	c.leaving.Lock()
+	for _, ns := range c.leaving.names {
+		errs = append(errs, devcluster.DeleteNamespace(ctx, c.Kubectl, ns, 2*time.Minute))
+	}
+	c.leaving.Unlock()
 	if _, err := c.Kubectl.RunWithInput(ctx, c.prometheusManifest(""), "delete", "--ignore-not-found", "--wait=false", "-f", "-"); err != nil {
 		errs = append(errs, err)
 	}
