@@ -7,8 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
+
+	"webfarm.dev/operator/internal/devcluster"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files from the current output")
@@ -56,12 +57,13 @@ func Tool(t *testing.T, envVar, name string) string {
 	return ""
 }
 
-// RepoRoot is the repository's top folder.
+// RepoRoot is the repository's top folder, found from the working
+// directory (a test runs in its package's folder): the source paths compiled
+// into the binary are the module's, not the disk's (-trimpath).
 func RepoRoot() string {
-	return filepath.Join(callerDir(), "..", "..")
-}
-
-func callerDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(file)
+	root, err := devcluster.RepoRoot()
+	if err != nil {
+		panic(err)
+	}
+	return root
 }

@@ -331,6 +331,7 @@ spec:
 // is reported (condition, event, metric) or, with action Shutdown, stopped
 // until restarted.
 func TestTheCPUMonitorReportsOrStopsAPoolOverItsLimit(t *testing.T) {
+	t.Parallel() // it mostly waits: it runs beside the other waiting tests, after the rest
 	ns := cluster.Namespace(t)
 	cluster.Apply(t, ns, cpuLimitFarm)
 	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/hot", "apppool/hot-report", "apppool/hot-stop")
