@@ -138,12 +138,14 @@ func TestWebSockets(t *testing.T) {
 		}
 		defer ws.Close()
 		start := time.Now()
+		pace := time.NewTicker(3 * time.Second) // the pace of the conversation: longer than the request timeout
+		defer pace.Stop()
 		for i := range 4 {
+			if i > 0 {
+				<-pace.C
+			}
 			if _, err := echo(ws, fmt.Sprintf("tick %d", i)); err != nil {
 				t.Fatalf("after %s: %v", time.Since(start).Round(time.Millisecond), err)
-			}
-			if i < 3 {
-				time.Sleep(3 * time.Second) // the pace of the conversation: longer than the request timeout
 			}
 		}
 		idle, err := closedWithin(ws, 30*time.Second)
