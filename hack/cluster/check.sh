@@ -44,7 +44,7 @@ spec:
       containers:
       - name: echo
         image: $COREDNS_IMAGE
-        imagePullPolicy: Never
+        imagePullPolicy: IfNotPresent
         args: ["-conf", "/etc/coredns/Corefile"]
         readinessProbe:
           httpGet: {path: /health, port: 8080}

@@ -3,7 +3,7 @@
 # everything it created at run time: processes (by PID file only), containers and
 # pod sandboxes, mounts under the state folder, pod network namespaces, the cni0
 # and node bridges, the KUBE-*/CNI-* iptables chains; restores the sysctls up.sh
-# changed. Keeps the PKI, the built images and the logs under the state folder
+# changed. Keeps the PKI, the built images, the registry's blobs and the logs under the state folder
 # (pass --purge to delete the whole folder). Idempotent; also cleans up after an
 # unclean stop. Usage: hack/cluster/down.sh [--purge]
 set -uo pipefail
@@ -37,7 +37,7 @@ strays=()
 for p in $(pgrep -f -- "$S/" 2>/dev/null || true); do
   d="/proc/$p"
   case "$(basename "$(readlink "$d/exe" 2>/dev/null)" 2>/dev/null)" in
-    etcd | kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kube-proxy | containerd) ;;
+    etcd | kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kube-proxy | containerd | registry) ;;
     *) continue ;;
   esac
   [[ "$known" == *" $p "* ]] && continue
@@ -93,6 +93,9 @@ done
 # 3. The control plane.
 stop_components 10 kube-scheduler kube-controller-manager kube-apiserver
 stop_components 10 etcd
+# The image registry last: its blobs stay (under registry/data), so the next
+# push sends only what changed.
+stop_components 10 registry
 
 # 4. kube-proxy's and the kubelet's iptables chains, and the CNI plugins' chains.
 if [ -x "$K8S_BIN/kube-proxy" ]; then

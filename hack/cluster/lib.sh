@@ -28,7 +28,7 @@ RUNC_ROOT="$S/containerd/runc"
 NETNS_DIR="$S/netns"
 KUBECONFIG_ADMIN="$S/admin.kubeconfig"
 # Stop order (start order is the reverse).
-COMPONENTS=(kube-proxy kubelet kube-scheduler kube-controller-manager containerd kube-apiserver etcd)
+COMPONENTS=(kube-proxy kubelet kube-scheduler kube-controller-manager containerd kube-apiserver etcd registry)
 # Sysctls up.sh or the kubelet/kube-proxy change; saved by up.sh, restored by down.sh.
 SYSCTLS=(net.ipv4.ip_forward net.ipv4.conf.all.route_localnet net.bridge.bridge-nf-call-iptables
   vm.overcommit_memory kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Starts a local single-node Kubernetes (v1.36) from upstream components, without
-# Docker and without a registry: etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, containerd, kubelet, kube-proxy (iptables), the CNI bridge
-# plugin and CoreDNS. Needs root. All state lives under $WEBFARM_CLUSTER_DIR
+# Docker: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+# containerd, kubelet, kube-proxy (iptables), the CNI bridge plugin, CoreDNS,
+# and the image registry on loopback that containerd pulls every image from
+# (hack/cluster/registry.sh). Needs root. All state lives under $WEBFARM_CLUSTER_DIR
 # (default /var/lib/webfarm-cluster); the admin kubeconfig is
 # $WEBFARM_CLUSTER_DIR/admin.kubeconfig. Idempotent: on a running, healthy
 # cluster it only re-checks it; after a crash or an unclean stop it cleans up
@@ -13,7 +14,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 need_root
 
 t0=$(date +%s.%N)
-"$ROOT/hack/install-tools.sh" kube etcd coredns cluster-packages
+"$ROOT/hack/install-tools.sh" kube etcd coredns registry cluster-packages
 tstart=$(date +%s.%N)
 
 all_running() {
@@ -130,7 +131,21 @@ start etcd "$K8S_BIN/etcd" --name webfarm --data-dir "$S/etcd" \
   --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
   --initial-cluster "webfarm=http://127.0.0.1:$ETCD_PEER_PORT" \
   --unsafe-no-fsync --snapshot-count 10000 --log-level warn
-# containerd starts while etcd and the apiserver come up.
+# The registry every image is pulled from (also `make release`'s default).
+"$HERE/registry.sh"
+# containerd starts while etcd and the apiserver come up. It pulls from the
+# loopback registry as a user's nodes pull from theirs: hosts.toml per
+# registry host (plain HTTP here). Images named localhost/... (the cluster's
+# own and the tests') come from it too.
+for host in "$LOCAL_REGISTRY" localhost; do
+  mkdir -p "$S/containerd/certs.d/$host"
+  cat >"$S/containerd/certs.d/$host/hosts.toml" <<EOF
+server = "http://$LOCAL_REGISTRY"
+
+[host."http://$LOCAL_REGISTRY"]
+  capabilities = ["pull", "resolve"]
+EOF
+done
 # ---------------------------------------------------------------- containerd
 cat >"$S/containerd/config.toml" <<EOF
 version = 2
@@ -153,6 +168,8 @@ state = "$S/containerd/state"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
         Root = "$RUNC_ROOT"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$S/containerd/certs.d"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$S/cni/net.d"
@@ -176,7 +193,7 @@ start kube-apiserver "$K8S_BIN/kube-apiserver" \
   --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
   --allow-privileged=true --profiling=false --v=1
 
-# Images (no registry: built locally, imported into containerd) while the apiserver starts.
+# The cluster's own images (built here, pushed to the registry) while the apiserver starts.
 wait_for containerd 30 ctr --address "$CTR_SOCK" version
 # image_archive NAME REF BINARY ARGS...: an image holding one static binary, as a
 # docker-archive under images/ (rebuilt only when the binary changes).
@@ -203,11 +220,7 @@ mkdir -p "$S/images/bin"
 (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$S/images/bin/pause" ./hack/cluster/pause)
 image_archive pause "$PAUSE_IMAGE" "$S/images/bin/pause"
 image_archive coredns "$COREDNS_IMAGE" "$K8S_BIN/coredns"
-for ref in "$PAUSE_IMAGE:pause" "$COREDNS_IMAGE:coredns"; do
-  if ! ctr_ images ls -q | grep -xF "${ref%:*}" >/dev/null; then
-    ctr_ images import "$S/images/${ref##*:}.tar" >/dev/null
-  fi
-done
+"$ROOT/hack/images/push.sh" "$S/images/pause.tar" "$S/images/coredns.tar"
 
 wait_for kube-apiserver 60 kc get --raw /readyz
 

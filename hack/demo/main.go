@@ -41,7 +41,7 @@ func main() {
 		"use the cluster in $KUBECONFIG (or --kubeconfig) instead of the local cluster; its nodes must be able to pull the images (see --set)")
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to use; implies --existing-cluster")
 	flag.StringVar(&o.namespace, "namespace", "webfarm-demo", "namespace for the sample farm (created with the restricted Pod Security profile)")
-	flag.Func("set", "a Helm value for the operator's chart, key=value (repeatable), e.g. image.repository=registry.example/webfarm-operator",
+	flag.Func("set", "a Helm value for the operator's chart, key=value (repeatable), e.g. image.registry=registry.example/webfarm",
 		func(v string) error { o.set = append(o.set, v); return nil })
 	flag.BoolVar(&o.once, "once", false, "exit once the samples are Ready instead of waiting for Ctrl-C")
 	flag.BoolVar(&o.keep, "keep", false, "leave the cluster, the operator and the samples running on exit")
@@ -99,23 +99,20 @@ func run(ctx context.Context, root string, o options, out io.Writer) (err error)
 			return err
 		}
 		kubeconfig = cluster.Kubeconfig()
-		step("loading the images into the cluster (hack/images/load.sh)")
-		if err := cluster.LoadImages(ctx); err != nil {
-			return err
-		}
 	}
 	k := devcluster.NewKubectl(root, kubeconfig)
 
 	release := devcluster.DefaultRelease()
 	release.Set = o.set
+	chart := "charts/webfarm-operator"
 	if local {
-		id, err := devcluster.OperatorImageID(root)
-		if err != nil {
+		step("publishing the images and the chart to the local registry (hack/release.sh)")
+		if release.From, err = devcluster.Publish(ctx, root, "", out); err != nil {
 			return err
 		}
-		release.PodAnnotations = map[string]string{"webfarm.dev/image": id}
+		chart = release.From.Chart + " --version " + release.From.Version
 	}
-	step(fmt.Sprintf("installing the operator: helm upgrade --install %s charts/webfarm-operator -n %s", release.Name, release.Namespace))
+	step(fmt.Sprintf("installing the operator: helm upgrade --install %s %s -n %s", release.Name, chart, release.Namespace))
 	created, err := release.Install(ctx, root, k, out)
 	if err != nil {
 		return err

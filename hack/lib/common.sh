@@ -15,6 +15,12 @@ HELM_VERSION=v3.22.0
 # golangci-lint-kube-api-linter command; it has no tagged releases).
 KUBE_API_LINTER_VERSION=v0.0.0-20260716143926-092fe0c72997
 NGINX_SERIES=1.22 # Debian bookworm's nginx
+# The image registry on loopback that releases are pushed to and the local
+# cluster pulls from (CNCF distribution).
+REGISTRY_VERSION=v3.1.2
+LOCAL_REGISTRY="${WEBFARM_LOCAL_REGISTRY:-127.0.0.1:5000}"
+# Where releases are published and what the chart's image references name.
+PUBLIC_REGISTRY=ghcr.io/webfarm-dev
 
 log() { printf '\033[1;34m==>\033[0m %s\n' "$*" >&2; }
 die() { printf '\033[1;31merror:\033[0m %s\n' "$*" >&2; exit 1; }

@@ -4,56 +4,54 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 )
 
-// Release is one installation of charts/webfarm-operator.
+// Release is one installation of the operator's chart.
 type Release struct {
 	Name      string
 	Namespace string
+	// From is the published release to install (its chart from the
+	// registry, its images pinned by digest). Empty: the chart in the
+	// repository with its default images.
+	From Published
 	// Set holds extra `helm --set` values (key=value).
 	Set []string
-	// PodAnnotations go on the operator's pods: a changed value rolls them.
-	PodAnnotations map[string]string
 }
 
 // DefaultRelease is the installation the docs, the demo and the tests use.
 func DefaultRelease() Release { return Release{Name: "webfarm", Namespace: "webfarm-system"} }
 
 // Install creates the release's namespace with the restricted Pod Security
-// profile enforced, applies the chart's CRDs (which `helm upgrade` leaves
-// alone), then runs `helm upgrade --install --wait`; an existing release
-// keeps its values, with r.Set and r.PodAnnotations on top. It reports
-// whether the release is new (so that the caller knows whether to uninstall it).
+// profile enforced, then runs `helm upgrade --install --wait` of the chart
+// (which installs and upgrades the CRDs with it); an existing release keeps
+// its values, with r.From's images and r.Set on top. It reports whether the
+// release is new (so that the caller knows whether to uninstall it).
 func (r Release) Install(ctx context.Context, root string, k Kubectl, out io.Writer) (created bool, err error) {
 	if err := EnsureNamespace(ctx, k, r.Namespace); err != nil {
 		return false, err
 	}
-	// Helm installs a chart's CRDs but never upgrades them: apply them first,
-	// as an upgrade by hand would.
-	crds := filepath.Join(root, "charts", "webfarm-operator", "crds")
-	if _, err := k.Run(ctx, "apply", "--server-side", "--force-conflicts", "--field-manager", "helm", "-f", crds); err != nil {
-		return false, err
-	}
 	existed := r.helm(ctx, root, k, io.Discard, "status", r.Name) == nil
-	args := []string{"upgrade", "--install", r.Name, filepath.Join(root, "charts", "webfarm-operator"),
-		"--wait", "--timeout", "3m"}
+	args := []string{"upgrade", "--install", r.Name}
+	if r.From.Chart != "" {
+		args = append(args, r.From.Chart, "--version", r.From.Version)
+		if r.From.PlainHTTP() {
+			args = append(args, "--plain-http")
+		}
+	} else {
+		args = append(args, filepath.Join(root, "charts", "webfarm-operator"))
+	}
+	args = append(args, "--wait", "--timeout", "3m")
 	if existed {
 		// Keep the values the release was installed with (the e2e suite's
 		// Prometheus, a user's settings): a second caller only adds its own.
 		args = append(args, "--reset-then-reuse-values")
 	}
-	for _, s := range r.Set {
+	for _, s := range append(r.From.Values(), r.Set...) {
 		args = append(args, "--set", s)
-	}
-	for _, key := range slices.Sorted(maps.Keys(r.PodAnnotations)) {
-		args = append(args, "--set-string", "podAnnotations."+strings.ReplaceAll(key, ".", `\.`)+"="+r.PodAnnotations[key])
 	}
 	if err := r.helm(ctx, root, k, out, args...); err != nil {
 		return false, err
@@ -61,7 +59,7 @@ func (r Release) Install(ctx context.Context, root string, k Kubectl, out io.Wri
 	return !existed, nil
 }
 
-// Uninstall removes the release (the CRDs stay, as with every Helm chart).
+// Uninstall removes the release (the CRDs stay: the chart keeps them).
 func (r Release) Uninstall(ctx context.Context, root string, k Kubectl, out io.Writer) error {
 	return r.helm(ctx, root, k, out, "uninstall", r.Name, "--wait", "--timeout", "2m")
 }
@@ -130,15 +128,4 @@ func DeleteNamespace(ctx context.Context, k Kubectl, name string, timeout time.D
 		}
 		return nil
 	})
-}
-
-// OperatorImageID names the operator image that `make images` built last (its
-// archive is keyed by its inputs), so installing with it as a pod annotation
-// rolls the operator when the image under the same tag changed.
-func OperatorImageID(root string) (string, error) {
-	target, err := os.Readlink(filepath.Join(root, "bin", "images", "operator.tar"))
-	if err != nil {
-		return "", fmt.Errorf("no operator image archive (run: make images): %w", err)
-	}
-	return strings.TrimSuffix(filepath.Base(target), ".tar"), nil
 }

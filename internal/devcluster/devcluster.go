@@ -72,10 +72,11 @@ func (l *Local) StartedHere() bool { return l.startedHere }
 // Kubeconfig is the local cluster's admin kubeconfig.
 func (l *Local) Kubeconfig() string { return LocalKubeconfig() }
 
-// LoadImages imports the archives built by `make images` into the cluster's
-// containerd (hack/images/load.sh).
-func (l *Local) LoadImages(ctx context.Context) error {
-	return runScript(ctx, l.root, l.out, "hack/images/load.sh")
+// PushImages pushes image archives built by `make images` (tagged
+// localhost/NAME:TAG) to the cluster's registry, where its containerd finds
+// them under those names (hack/images/push.sh).
+func (l *Local) PushImages(ctx context.Context, archives ...string) error {
+	return runScript(ctx, l.root, l.out, "hack/images/push.sh", archives...)
 }
 
 // Stop removes the local cluster (hack/cluster/down.sh) if StartLocal started

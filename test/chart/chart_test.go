@@ -215,19 +215,83 @@ func TestTheChartRendersTheOperator(t *testing.T) {
 	})
 
 	t.Run("values reach the operator's flags", func(t *testing.T) {
-		objs := render(t, "--set", "image.tag=1.2.3", "--set", "workloadImages.nginx=registry.example.com/nginx:9", "--set", "concurrency=12",
+		objs := render(t, "--set", "image.tag=1.2.3", "--set", "workloadImages.nginx.registry=registry.example.com", "--set", "workloadImages.nginx.tag=9", "--set", "concurrency=12",
 			"--set", "leaderElection.renewDeadline=40s", "--set", "leaderElection.leaseDuration=60s")
 		var d appsv1.Deployment
 		mustUnmarshal(t, objs["Deployment"][0], &d)
 		c := d.Spec.Template.Spec.Containers[0]
-		if c.Image != "localhost/webfarm-operator:1.2.3" || c.ImagePullPolicy != corev1.PullIfNotPresent {
+		if c.Image != "ghcr.io/webfarm-dev/webfarm-operator:1.2.3" || c.ImagePullPolicy != corev1.PullIfNotPresent {
 			t.Errorf("image %s (%s)", c.Image, c.ImagePullPolicy)
 		}
-		for _, want := range []string{"--nginx-image=registry.example.com/nginx:9", "--cache-agent-image=localhost/webfarm-operator:1.2.3", "--metrics-secure=true", "--concurrency=12", "--xds-address=wf-xds.webfarm-system.svc:18000", "--leader-elect",
+		for _, want := range []string{"--nginx-image=registry.example.com/webfarm-nginx:9", "--cache-agent-image=ghcr.io/webfarm-dev/webfarm-operator:1.2.3", "--metrics-secure=true", "--concurrency=12", "--xds-address=wf-xds.webfarm-system.svc:18000", "--leader-elect",
 			"--leader-elect-lease-duration=60s", "--leader-elect-renew-deadline=40s", "--leader-elect-retry-period=2s"} {
 			if !contains(c.Args, want) {
 				t.Errorf("args %v lack %s", c.Args, want)
 			}
+		}
+	})
+
+	t.Run("every image is the release's: its registry, the chart's version as the tag, a digest when pinned", func(t *testing.T) {
+		version := chartVersion(t)
+		for _, tc := range []struct {
+			name string
+			args []string
+			want map[string]string // the operator's image and flags -> reference
+		}{
+			{
+				name: "by default every image comes from the public registry tagged with the chart's version",
+				want: map[string]string{
+					"image":               "ghcr.io/webfarm-dev/webfarm-operator:" + version,
+					"--envoy-image":       "ghcr.io/webfarm-dev/webfarm-envoy:" + version,
+					"--nginx-image":       "ghcr.io/webfarm-dev/webfarm-nginx:" + version,
+					"--cache-agent-image": "ghcr.io/webfarm-dev/webfarm-operator:" + version,
+				},
+			},
+			{
+				name: "a mirror's registry and digests pin every image",
+				args: []string{"--set", "image.registry=mirror.example:5000/farm/", "--set", "image.digest=sha256:aa",
+					"--set", "workloadImages.envoy.digest=sha256:bb", "--set", "workloadImages.nginx.digest=sha256:cc"},
+				want: map[string]string{
+					"image":               "mirror.example:5000/farm/webfarm-operator:" + version + "@sha256:aa",
+					"--envoy-image":       "mirror.example:5000/farm/webfarm-envoy:" + version + "@sha256:bb",
+					"--nginx-image":       "mirror.example:5000/farm/webfarm-nginx:" + version + "@sha256:cc",
+					"--cache-agent-image": "mirror.example:5000/farm/webfarm-operator:" + version + "@sha256:aa",
+				},
+			},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				var d appsv1.Deployment
+				mustUnmarshal(t, render(t, tc.args...)["Deployment"][0], &d)
+				c := d.Spec.Template.Spec.Containers[0]
+				if c.Image != tc.want["image"] {
+					t.Errorf("operator image %s, want %s", c.Image, tc.want["image"])
+				}
+				for flag, ref := range tc.want {
+					if flag != "image" && !contains(c.Args, flag+"="+ref) {
+						t.Errorf("args %v lack %s=%s", c.Args, flag, ref)
+					}
+				}
+			})
+		}
+	})
+
+	t.Run("the CRDs come with the release, are kept on uninstall, and can be left out", func(t *testing.T) {
+		for _, doc := range objs["CustomResourceDefinition"] {
+			var crd apiextensionsv1.CustomResourceDefinition
+			mustUnmarshal(t, doc, &crd)
+			if crd.Annotations["helm.sh/resource-policy"] != "keep" || crd.Labels["app.kubernetes.io/managed-by"] != "Helm" {
+				t.Errorf("CRD %s: annotations %v, labels %v", crd.Name, crd.Annotations, crd.Labels)
+			}
+		}
+		for _, doc := range render(t, "--set", "crds.keep=false")["CustomResourceDefinition"] {
+			var crd apiextensionsv1.CustomResourceDefinition
+			mustUnmarshal(t, doc, &crd)
+			if _, kept := crd.Annotations["helm.sh/resource-policy"]; kept {
+				t.Errorf("CRD %s is kept with crds.keep=false", crd.Name)
+			}
+		}
+		if n := len(render(t, "--set", "crds.enabled=false")["CustomResourceDefinition"]); n != 0 {
+			t.Errorf("%d CRDs rendered with crds.enabled=false", n)
 		}
 	})
 
@@ -246,6 +310,24 @@ func TestTheChartRendersTheOperator(t *testing.T) {
 			}
 		}
 	})
+}
+
+// chartVersion is the version in Chart.yaml (its appVersion is the same).
+func chartVersion(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(chartDir, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		Version    string `json:"version"`
+		AppVersion string `json:"appVersion"`
+	}
+	mustUnmarshal(t, raw, &meta)
+	if meta.Version == "" || meta.Version != meta.AppVersion {
+		t.Fatalf("Chart.yaml: version %q and appVersion %q must be equal: the images are tagged with the release's version", meta.Version, meta.AppVersion)
+	}
+	return meta.Version
 }
 
 // The chart installs on a real API server, and the operator, running with

@@ -70,8 +70,7 @@ func TestTheNotesTellHowToUseTheRelease(t *testing.T) {
 				"apply -f config/samples/", "kubectl get web -A",
 				"/metrics on port 8080", "headless Service wf-metrics",
 				"http://wf-metrics.webfarm-system.svc:8080/discovery/frontends",
-				"never upgrades them", "remain after helm uninstall",
-				"kubectl apply --server-side -f charts/webfarm-operator/crds/",
+				"CRDs: installed and upgraded with this release", "remain after helm uninstall",
 				"prometheus.url is empty",
 			},
 			wantNot: []string{"ServiceMonitor", "dashboard", "metrics-reader", "https://"},
@@ -90,6 +89,12 @@ func TestTheNotesTellHowToUseTheRelease(t *testing.T) {
 			release: "wf", ns: "webfarm-system", args: []string{"--set", "metrics.secure=true"},
 			want:    []string{"https://wf-metrics.webfarm-system.svc:8080/discovery/frontends", "ClusterRole wf-metrics-reader"},
 			wantNot: []string{"http://"},
+		},
+		{
+			name:    "with the CRDs left to someone else the notes say to apply them first",
+			release: "wf", ns: "webfarm-system", args: []string{"--set", "crds.enabled=false"},
+			want:    []string{"crds.enabled is off: apply the CRDs of version"},
+			wantNot: []string{"installed and upgraded with this release"},
 		},
 		{
 			name:    "the notes name the ServiceMonitor and the dashboard when they are on",

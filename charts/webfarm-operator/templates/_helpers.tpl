@@ -14,3 +14,15 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
 {{- define "webfarm-operator.xdsService" -}}{{ .Release.Name }}-xds{{- end -}}
+
+{{/* imageRef: registry/repository:tag[@digest] of an image value (dict with
+registry, repository, tag, digest); an empty registry or tag comes from
+.Values.image.registry and the chart's appVersion. Call with
+(dict "image" VALUE "root" $). */}}
+{{- define "webfarm-operator.imageRef" -}}
+{{- $registry := .image.registry | default .root.Values.image.registry | trimSuffix "/" -}}
+{{- $ref := printf "%s:%s" .image.repository (.image.tag | default .root.Chart.AppVersion | toString) -}}
+{{- if $registry }}{{ $ref = printf "%s/%s" $registry $ref }}{{ end -}}
+{{- if .image.digest }}{{ $ref = printf "%s@%s" $ref .image.digest }}{{ end -}}
+{{- $ref -}}
+{{- end -}}

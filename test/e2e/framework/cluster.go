@@ -11,8 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,8 +48,9 @@ type Cluster struct {
 	}
 }
 
-// Start brings the local cluster up (or reuses a running one), loads the
-// project's images, installs the operator's chart and deploys Prometheus.
+// Start brings the local cluster up (or reuses a running one), publishes a
+// release to its registry (images and chart, as `make release` does), installs
+// the operator from there with `helm install oci://...` and deploys Prometheus.
 // Call Stop whatever happens, also after a failed Start.
 func Start(ctx context.Context, out io.Writer) (*Cluster, error) {
 	root, err := devcluster.RepoRoot()
@@ -63,18 +66,17 @@ func Start(ctx context.Context, out io.Writer) (*Cluster, error) {
 		return c, err
 	}
 	c.Kubectl = devcluster.NewKubectl(root, c.local.Kubeconfig())
-	step("loading images")
-	if err := c.local.LoadImages(ctx); err != nil {
+	step("publishing the release to the local registry (hack/release.sh)")
+	if c.Release.From, err = devcluster.Publish(ctx, root, "", out); err != nil {
 		return c, err
 	}
-	imageID, err := devcluster.OperatorImageID(root)
-	if err != nil {
+	step("pushing the tests' images")
+	if err := c.local.PushImages(ctx, c.imageArchive("client"), c.imageArchive("prometheus")); err != nil {
 		return c, err
 	}
-	c.Release.PodAnnotations = map[string]string{"webfarm.dev/image": imageID}
 	// The operator's CPU monitor reads the suite's Prometheus (deployed below).
 	c.Release.Set = append(c.Release.Set, "prometheus.url=http://prometheus."+monitoringNamespace+".svc:9090")
-	step("installing the chart")
+	step("installing the chart: helm install %s --version %s", c.Release.From.Chart, c.Release.From.Version)
 	if c.releaseIsNew, err = c.Release.Install(ctx, root, c.Kubectl, out); err != nil {
 		return c, err
 	}
@@ -134,6 +136,11 @@ func (c *Cluster) Stop() error {
 	return errors.Join(errs...)
 }
 
+// imageArchive is the archive `make images` built for one of the tests' images.
+func (c *Cluster) imageArchive(name string) string {
+	return filepath.Join(c.Root, "bin", "images", name+".tar")
+}
+
 // prometheusManifest fills the addresses of the operator's metrics Service
 // (from the chart) and of the node into the scrape configuration.
 func (c *Cluster) prometheusManifest(nodeAddress string) string {
@@ -141,4 +148,25 @@ func (c *Cluster) prometheusManifest(nodeAddress string) string {
 		"OPERATOR_METRICS_HOST", c.Release.Name+"-metrics."+c.Release.Namespace+".svc.cluster.local",
 		"NODE_ADDRESS", nodeAddress,
 	).Replace(prometheusManifest)
+}
+
+// PublishPrevious publishes the previous release (hack/previous-release.env)
+// to the local registry, for upgrade tests.
+func (c *Cluster) PublishPrevious(t testing.TB) devcluster.Published {
+	t.Helper()
+	published, err := devcluster.PublishPrevious(t.Context(), c.Root, c.out)
+	if err != nil {
+		t.Fatalf("publishing the previous release: %v", err)
+	}
+	return published
+}
+
+// InstallRelease runs `helm upgrade --install` of r's published chart over
+// the suite's release, keeping the suite's values; it returns once the
+// operator's rollout is done.
+func (c *Cluster) InstallRelease(t testing.TB, r devcluster.Release) {
+	t.Helper()
+	if _, err := r.Install(t.Context(), c.Root, c.Kubectl, c.out); err != nil {
+		t.Fatalf("installing %s %s: %v", r.From.Chart, r.From.Version, err)
+	}
 }

@@ -1,0 +1,129 @@
+package devcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Published is a release that hack/release.sh (make release) pushed to a
+// registry, as it describes it in dist/release.env: the chart as an OCI
+// artifact, and the images of the operator, Envoy and nginx by digest.
+type Published struct {
+	Registry string // e.g. 127.0.0.1:5000/webfarm-dev
+	Version  string
+	Chart    string            // oci://REGISTRY/charts/webfarm-operator
+	Digests  map[string]string // operator, envoy, nginx -> sha256:...
+}
+
+// Publish builds and pushes a release to the local cluster's registry on
+// loopback (hack/release.sh, which starts the registry if needed) and
+// returns what it published. version empty: the chart's own.
+func Publish(ctx context.Context, root, version string, out io.Writer) (Published, error) {
+	args := []string{}
+	if version != "" {
+		args = append(args, "--version", version)
+	}
+	if err := runScript(ctx, root, out, "hack/release.sh", args...); err != nil {
+		return Published{}, err
+	}
+	return ReadPublished(filepath.Join(root, "dist", "release.env"))
+}
+
+// ReadPublished reads a release.env written by hack/release.sh.
+func ReadPublished(path string) (Published, error) {
+	values, err := readEnv(path)
+	if err != nil {
+		return Published{}, err
+	}
+	p := Published{Registry: values["REGISTRY"], Version: values["VERSION"], Chart: values["CHART"], Digests: map[string]string{}}
+	for _, name := range []string{"operator", "envoy", "nginx"} {
+		p.Digests[name] = values[strings.ToUpper(name)+"_DIGEST"]
+		if !strings.HasPrefix(p.Digests[name], "sha256:") {
+			return Published{}, fmt.Errorf("%s: no digest of the %s image", path, name)
+		}
+	}
+	if p.Registry == "" || p.Version == "" || !strings.HasPrefix(p.Chart, "oci://") {
+		return Published{}, fmt.Errorf("%s: registry, version or chart missing", path)
+	}
+	return p, nil
+}
+
+// Values are the chart values that install exactly this release's images
+// from its registry.
+func (p Published) Values() []string {
+	if p.Chart == "" {
+		return nil
+	}
+	return []string{
+		"image.registry=" + p.Registry,
+		"image.digest=" + p.Digests["operator"],
+		"workloadImages.envoy.digest=" + p.Digests["envoy"],
+		"workloadImages.nginx.digest=" + p.Digests["nginx"],
+	}
+}
+
+// PlainHTTP tells whether the registry is on loopback, spoken to without TLS.
+func (p Published) PlainHTTP() bool {
+	host, _, _ := strings.Cut(strings.TrimPrefix(p.Chart, "oci://"), "/")
+	return strings.HasPrefix(host, "127.") || strings.HasPrefix(host, "localhost:")
+}
+
+// PublishPrevious publishes the previous release, for upgrade tests: the
+// commit and version that hack/previous-release.env names, checked out of the
+// repository's history into bin/previous-release, built and pushed with that
+// commit's own hack/release.sh (its operator image, its chart and CRDs).
+func PublishPrevious(ctx context.Context, root string, out io.Writer) (Published, error) {
+	pinned, err := readEnv(filepath.Join(root, "hack", "previous-release.env"))
+	if err != nil {
+		return Published{}, err
+	}
+	commit, version := pinned["PREVIOUS_COMMIT"], pinned["PREVIOUS_VERSION"]
+	if commit == "" || version == "" {
+		return Published{}, errors.New("hack/previous-release.env names no PREVIOUS_COMMIT and PREVIOUS_VERSION")
+	}
+	dir := filepath.Join(root, "bin", "previous-release", version)
+	if err := os.RemoveAll(dir); err != nil {
+		return Published{}, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Published{}, err
+	}
+	// git archive needs the commit in this clone's history (a shallow clone
+	// lacks it: fetch with --unshallow).
+	extract := exec.CommandContext(ctx, "sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", root, commit, dir)
+	if b, err := extract.CombinedOutput(); err != nil {
+		return Published{}, fmt.Errorf("checking out the previous release %s (%s): %w: %s", version, commit, err, b)
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(dir, "bin", "manager"), "./cmd/manager")
+	build.Dir, build.Stdout, build.Stderr = dir, out, out
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if err := build.Run(); err != nil {
+		return Published{}, fmt.Errorf("building the previous release's operator: %w", err)
+	}
+	if err := runScript(ctx, dir, out, "hack/release.sh", "--version", version); err != nil {
+		return Published{}, err
+	}
+	return ReadPublished(filepath.Join(dir, "dist", "release.env"))
+}
+
+// readEnv reads KEY=VALUE lines (comments and blank lines skipped).
+func readEnv(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	values := map[string]string{}
+	for line := range strings.Lines(string(b)) {
+		line = strings.TrimSpace(line)
+		if key, value, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") {
+			values[key] = value
+		}
+	}
+	return values, nil
+}
