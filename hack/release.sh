@@ -3,7 +3,7 @@
 # of one version and publishes them to a registry: each image as
 # REGISTRY/webfarm-<name>:VERSION, the chart as the OCI artifact
 # oci://REGISTRY/charts/webfarm-operator:VERSION, whose images default to
-# REGISTRY's. Writes what it published to
+# those just pushed, by digest. Writes what it published to
 # dist/release.env (the registry, the version, the chart reference and each
 # image's digest) for the steps that install or verify it.
 #
@@ -57,17 +57,30 @@ for n in operator envoy nginx; do
   rm -f "$digest_file"
 done
 
-# The chart of this version: its appVersion is the images' tag, and its
-# default registry the one it is published to, so that installing it from
-# there pulls the images from there too.
+# The chart of this version: its appVersion is the images' tag; its default
+# registry is the one it is published to and its images are pinned by the
+# digests just pushed, so installing it pulls exactly these images from there.
 rm -f "$dist"/webfarm-operator-*.tgz
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cp -r "$chart" "$work/webfarm-operator"
-default_registry="$(sed -n 's/^  registry: //p' "$chart/values.yaml" | head -n1)"
-sed -i "0,/^  registry: .*/s##  registry: $registry#" "$work/webfarm-operator/values.yaml"
-grep -qx "  registry: $registry" "$work/webfarm-operator/values.yaml" ||
-  die "could not set the chart's image.registry (was $default_registry)"
+. "$env_file"
+python3 - "$work/webfarm-operator/values.yaml" "$registry" "$OPERATOR_DIGEST" "$ENVOY_DIGEST" "$NGINX_DIGEST" <<'PY'
+import re, sys
+path, registry, operator, envoy, nginx = sys.argv[1:]
+text = open(path).read()
+def fill(pattern, value):
+    # The first "key: value" line after the section line the pattern names.
+    global text
+    text, n = re.subn(pattern, lambda m: m.group(1) + value, text, count=1, flags=re.S | re.M)
+    if n != 1:
+        sys.exit(f"values.yaml: {pattern!r} not found")
+fill(r'(^image:\n(?:  .*\n|#.*\n)*?  registry: ).*$', registry)
+fill(r'(^image:\n(?:  .*\n|#.*\n)*?  digest: ).*$', '"' + operator + '"')
+fill(r'(^  envoy:\n(?:    .*\n)*?    digest: ).*$', '"' + envoy + '"')
+fill(r'(^  nginx:\n(?:    .*\n)*?    digest: ).*$', '"' + nginx + '"')
+open(path, "w").write(text)
+PY
 "$BIN/helm" package "$work/webfarm-operator" --version "$version" --app-version "$version" --destination "$dist" >/dev/null
 "$BIN/helm" push "$dist/webfarm-operator-$version.tgz" "oci://$registry/charts" "${plain_http[@]}" 2>&1 |
   sed -n 's/^Digest: /CHART_DIGEST=/p' >>"$env_file"

@@ -248,14 +248,14 @@ func TestTheChartRendersTheOperator(t *testing.T) {
 				},
 			},
 			{
-				name: "a mirror's registry and digests pin every image",
+				name: "a mirror's registry and digests pin every image by its content alone",
 				args: []string{"--set", "image.registry=mirror.example:5000/farm/", "--set", "image.digest=sha256:aa",
 					"--set", "workloadImages.envoy.digest=sha256:bb", "--set", "workloadImages.nginx.digest=sha256:cc"},
 				want: map[string]string{
-					"image":               "mirror.example:5000/farm/webfarm-operator:" + version + "@sha256:aa",
-					"--envoy-image":       "mirror.example:5000/farm/webfarm-envoy:" + version + "@sha256:bb",
-					"--nginx-image":       "mirror.example:5000/farm/webfarm-nginx:" + version + "@sha256:cc",
-					"--cache-agent-image": "mirror.example:5000/farm/webfarm-operator:" + version + "@sha256:aa",
+					"image":               "mirror.example:5000/farm/webfarm-operator@sha256:aa",
+					"--envoy-image":       "mirror.example:5000/farm/webfarm-envoy@sha256:bb",
+					"--nginx-image":       "mirror.example:5000/farm/webfarm-nginx@sha256:cc",
+					"--cache-agent-image": "mirror.example:5000/farm/webfarm-operator@sha256:aa",
 				},
 			},
 		} {

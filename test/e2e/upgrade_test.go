@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,7 +27,8 @@ import (
 // through the farm. The chart carries the CRDs, so the new schema is served
 // after the upgrade; no request fails; every farm, pool and cache policy
 // stays Ready; the new operator takes over the children without rolling a
-// pod whose rendered configuration is the same, and acts on them.
+// pod whose rendered Deployment is the same (its configuration, images and
+// pod template), and acts on them.
 // Cost: about 3-4 minutes (the previous operator's build and image, two
 // rollouts of the operator, the samples' start).
 func TestAHelmUpgradeFromThePreviousReleaseLosesNoRequest(t *testing.T) {
@@ -57,7 +59,7 @@ func TestAHelmUpgradeFromThePreviousReleaseLosesNoRequest(t *testing.T) {
 		cluster.Apply(t, ns, manifest)
 	}
 	cluster.WaitReady(t, ns, 4*time.Minute, samples...)
-	before := children(t, ns)
+	before := settledChildren(t, ns)
 
 	front := cluster.NodeURL(t, ns, "contoso-frontend")
 	framework.ExpectBody(t, time.Minute, front+"/", wwwPage, "Host: www.contoso.example")
@@ -80,8 +82,8 @@ func TestAHelmUpgradeFromThePreviousReleaseLosesNoRequest(t *testing.T) {
 		return nil
 	})
 	// The new leader reconciles every object at once on start: for 20 s
-	// after it leads, a child whose configuration it renders the same keeps
-	// its pods at every look.
+	// after it leads, a Deployment it renders the same keeps its pods at
+	// every look.
 	var kept []string
 	window := time.NewTicker(time.Second)
 	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); <-window.C {
@@ -118,10 +120,11 @@ func TestAHelmUpgradeFromThePreviousReleaseLosesNoRequest(t *testing.T) {
 			t.Error(s)
 		}
 	})
-	t.Run("a child whose rendered configuration did not change kept its pods", func(t *testing.T) {
+	t.Run("a Deployment the new release renders the same kept its pods", func(t *testing.T) {
 		for _, name := range slices.Sorted(maps.Keys(before)) {
-			if b, a := before[name], after[name]; a.hash != b.hash && a.hash != "" {
-				t.Logf("Deployment %s: the new release renders another configuration (%s -> %s); its pods rolled", name, b.hash, a.hash)
+			if b, a := before[name], after[name]; a.generation != b.generation && a.generation != "" {
+				t.Logf("Deployment %s: the new release renders it anew (configuration %s -> %s, images %v -> %v); its pods rolled",
+					name, b.hash, a.hash, b.images, a.images)
 			}
 		}
 		for _, e := range slices.Compact(kept) {
@@ -142,18 +145,28 @@ func TestAHelmUpgradeFromThePreviousReleaseLosesNoRequest(t *testing.T) {
 
 // child is a generated Deployment as an upgrade may change it.
 type child struct {
-	hash string   // the pod template's webfarm.dev/config-hash
-	pods []string // its running pods, sorted
+	generation string   // changes with every change of its spec
+	replicas   string   // the pods it asks for
+	hash       string   // the pod template's webfarm.dev/config-hash
+	images     []string // its containers' images
+	pods       []string // its pods, sorted
+	settled    bool     // rolled out: every pod is of the newest template, ready
 }
 
 func children(t *testing.T, ns string) map[string]child {
 	t.Helper()
 	out := map[string]child{}
 	listing := cluster.Run(t, "get", "deployments", "-n", ns, "-l", managedBy, "-o",
-		`jsonpath={range .items[*]}{.metadata.name} {.spec.template.metadata.annotations.webfarm\.dev/config-hash}{"\n"}{end}`)
+		`jsonpath={range .items[*]}{.metadata.name}|{.metadata.generation}|{.status.observedGeneration}|{.spec.replicas}|`+
+			`{.status.updatedReplicas}|{.status.readyReplicas}|{.status.replicas}|`+
+			`{.spec.template.metadata.annotations.webfarm\.dev/config-hash}|{.spec.template.spec.containers[*].image}{"\n"}{end}`)
 	for line := range strings.Lines(strings.TrimSpace(listing)) {
-		name, hash, _ := strings.Cut(strings.TrimSpace(line), " ")
-		out[name] = child{hash: hash}
+		f := strings.Split(strings.TrimSpace(line), "|")
+		if len(f) != 9 {
+			t.Fatalf("unexpected Deployment line %q", line)
+		}
+		out[f[0]] = child{generation: f[1], replicas: f[3], hash: f[7], images: strings.Fields(f[8]),
+			settled: f[1] == f[2] && f[3] == f[4] && f[3] == f[5] && f[3] == f[6]}
 	}
 	pods := cluster.Run(t, "get", "pods", "-n", ns, "-l", managedBy, "-o",
 		`jsonpath={range .items[*]}{.metadata.name} {.metadata.ownerReferences[0].name}{"\n"}{end}`)
@@ -174,17 +187,35 @@ func children(t *testing.T, ns string) map[string]child {
 	return out
 }
 
+// settledChildren waits until every generated Deployment has rolled out
+// (a farm is Ready before an older ReplicaSet's pods are all gone) and
+// returns them.
+func settledChildren(t *testing.T, ns string) map[string]child {
+	t.Helper()
+	var settled map[string]child
+	framework.Eventually(t, 2*time.Minute, func() error {
+		settled = children(t, ns)
+		for name, c := range settled {
+			if !c.settled || strconv.Itoa(len(c.pods)) != c.replicas {
+				return fmt.Errorf("Deployment %s is still rolling out (%s replicas, pods %v)", name, c.replicas, c.pods)
+			}
+		}
+		return nil
+	})
+	return settled
+}
+
 // keptPods says which Deployments of before lost or changed pods in now
-// while their rendered configuration stayed the same, or are gone.
+// while the new operator left them as they were, or are gone.
 func keptPods(before, now map[string]child) []string {
 	var problems []string
 	for _, name := range slices.Sorted(maps.Keys(before)) {
 		b, n := before[name], now[name]
 		switch {
-		case n.hash == "":
+		case n.generation == "":
 			problems = append(problems, fmt.Sprintf("Deployment %s is gone after the upgrade", name))
-		case n.hash == b.hash && !slices.Equal(n.pods, b.pods):
-			problems = append(problems, fmt.Sprintf("Deployment %s: the same configuration (%s), but its pods %v became %v", name, n.hash, b.pods, n.pods))
+		case n.generation == b.generation && !slices.Equal(n.pods, b.pods):
+			problems = append(problems, fmt.Sprintf("Deployment %s: rendered the same (generation %s), but its pods %v became %v", name, n.generation, b.pods, n.pods))
 		}
 	}
 	return problems

@@ -37,7 +37,7 @@ spec:
   containers:
   - name: client
     image: localhost/webfarm-client:dev
-    imagePullPolicy: Never
+    imagePullPolicy: IfNotPresent
     command: [sleep, "3600"]
     resources:
       requests: {cpu: 10m, memory: 16Mi}
