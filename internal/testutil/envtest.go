@@ -50,6 +50,15 @@ func WithCRDs(dir string) ControlPlaneOption {
 	}
 }
 
+// WithoutCRDs starts the control plane without the project's CRDs, for a
+// test that installs them the way users do (the Helm chart).
+func WithoutCRDs() ControlPlaneOption {
+	return func(env *envtest.Environment) error {
+		env.CRDDirectoryPaths, env.ErrorIfCRDPathMissing = nil, false
+		return nil
+	}
+}
+
 // InstallCRDs creates or updates the CRDs of dir, as an upgrade of the
 // operator's chart does.
 func (c *ControlPlane) InstallCRDs(dir string) error {

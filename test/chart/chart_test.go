@@ -486,7 +486,8 @@ func TestAnOperatorWatchingNamespacesNeedsNoClusterWideRights(t *testing.T) {
 // and the operator's REST config.
 func installAndReconcile(t *testing.T, watch []string, auditLog string, helmArgs ...string) (client.Client, *rest.Config) {
 	t.Helper()
-	var opts []testutil.ControlPlaneOption
+	// The chart installs the CRDs, as on a user's cluster.
+	opts := []testutil.ControlPlaneOption{testutil.WithoutCRDs()}
 	if auditLog != "" {
 		opts = append(opts, testutil.WithAuditLog(auditLog))
 	}
@@ -517,6 +518,16 @@ func installAndReconcile(t *testing.T, watch []string, auditLog string, helmArgs
 	}
 	if err := admin.Get(context.Background(), client.ObjectKey{Namespace: "webfarm-system", Name: "wf"}, &appsv1.Deployment{}); err != nil {
 		t.Fatalf("the operator's Deployment: %v", err)
+	}
+	// The chart's CRDs are served (established a moment after helm created them).
+	for _, list := range []client.ObjectList{&v1.WebFarmList{}, &v1.AppPoolList{}, &v1.CachePolicyList{}} {
+		deadline := time.Now().Add(30 * time.Second)
+		for err := admin.List(context.Background(), list); err != nil; err = admin.List(context.Background(), list) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the chart's CRDs are not served: %v", err)
+			}
+			time.Sleep(100 * time.Millisecond) // polling with a deadline
+		}
 	}
 
 	// Run the controllers as the chart's ServiceAccount.
