@@ -72,7 +72,7 @@ text = open(path).read()
 def fill(pattern, value):
     # The first "key: value" line after the section line the pattern names.
     global text
-    text, n = re.subn(pattern, lambda m: m.group(1) + value, text, count=1, flags=re.S | re.M)
+    text, n = re.subn(pattern, lambda m: m.group(1) + value, text, count=1, flags=re.M)
     if n != 1:
         sys.exit(f"values.yaml: {pattern!r} not found")
 fill(r'(^image:\n(?:  .*\n|#.*\n)*?  registry: ).*$', registry)
