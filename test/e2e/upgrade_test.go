@@ -132,11 +132,11 @@ func TestAHelmUpgradeFromThePreviousReleaseLosesNoRequest(t *testing.T) {
 		}
 	})
 	t.Run("the new operator acts on the children it took over", func(t *testing.T) {
-		cluster.Run(t, "patch", "apppool", "images", "-n", ns, "--type=merge", "-p", `{"spec":{"replicas":3}}`)
+		cluster.Run(t, "patch", "apppool", "www", "-n", ns, "--type=merge", "-p", `{"spec":{"replicas":3}}`)
 		framework.Eventually(t, 2*time.Minute, func() error {
-			ready := cluster.Run(t, "get", "deployment", "images-pool", "-n", ns, "-o", "jsonpath={.status.readyReplicas}")
+			ready := cluster.Run(t, "get", "deployment", "www-pool", "-n", ns, "-o", "jsonpath={.status.readyReplicas}")
 			if ready != "3" {
-				return fmt.Errorf("%q ready workers of pool images, want 3", ready)
+				return fmt.Errorf("%q ready workers of pool www, want 3", ready)
 			}
 			return nil
 		})

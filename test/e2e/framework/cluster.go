@@ -166,7 +166,10 @@ func (c *Cluster) PublishPrevious(t testing.TB) devcluster.Published {
 // operator's rollout is done.
 func (c *Cluster) InstallRelease(t testing.TB, r devcluster.Release) {
 	t.Helper()
-	if _, err := r.Install(t.Context(), c.Root, c.Kubectl, c.out); err != nil {
+	// Its own deadline: it also runs in a test's cleanup, after t.Context ends.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if _, err := r.Install(ctx, c.Root, c.Kubectl, c.out); err != nil {
 		t.Fatalf("installing %s %s: %v", r.From.Chart, r.From.Version, err)
 	}
 }
