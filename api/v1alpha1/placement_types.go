@@ -53,10 +53,13 @@ type Placement struct {
 	// topologySpreadConstraints spread the pods over topology domains
 	// (nodes, zones). A constraint without a labelSelector counts the
 	// workload's own pods. Unset, the pods spread softly over nodes and
-	// zones (see Placement).
+	// zones (see Placement). Each pair of topologyKey and
+	// whenUnsatisfiable appears once.
 	//
 	// +optional
-	// +listType=atomic
+	// +listType=map
+	// +listMapKey=topologyKey
+	// +listMapKey=whenUnsatisfiable
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=8
 	TopologySpreadConstraints []TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
