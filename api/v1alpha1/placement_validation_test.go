@@ -3,6 +3,7 @@ package v1alpha1_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -219,5 +220,32 @@ func TestALoadBalancersClassStaysWhileTheServiceIsALoadBalancer(t *testing.T) {
 	}
 	if err := change("example.com/other", "LoadBalancer"); err != nil {
 		t.Fatalf("a LoadBalancer again, with another class, was refused: %v", err)
+	}
+}
+
+// The user guide's farm behind a cloud load balancer is a manifest the API
+// server takes as written.
+func TestTheUserGuidesLoadBalancerExampleIsAccepted(t *testing.T) {
+	ns := newNamespace(t)
+	guide, err := os.ReadFile("../../docs/user-guide.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, found := strings.Cut(string(guide), "## Placement and cloud load balancers")
+	_, block, inBlock := strings.Cut(section, "```yaml\n")
+	example, _, closed := strings.Cut(block, "```")
+	if !found || !inBlock || !closed {
+		t.Fatal("the user guide has no YAML example under \"Placement and cloud load balancers\"")
+	}
+	docs := strings.Split(example, "\n---\n")
+	if len(docs) != 2 {
+		t.Fatalf("the example has %d manifests; want the farm and its pool", len(docs))
+	}
+	for _, doc := range docs {
+		obj, err := apply(t, ns, doc)
+		if err != nil {
+			t.Fatalf("the API server refused the user guide's example: %v\n%s", err, doc)
+		}
+		remove(t, obj)
 	}
 }
