@@ -7,10 +7,10 @@ import (
 
 // Placement says where a workload's pods run: the nodes they may use, the
 // taints they tolerate, how they spread over nodes and zones, and their
-// priority against other pods. Its fields are the pod's own (Kubernetes'
-// types), bounded, and scoped to the object's namespace: pod affinity terms
-// may not name other namespaces, so they and the spread constraints count
-// only pods of the object's own namespace.
+// priority against other pods. Its fields are those of a pod, bounded, and
+// scoped to the object's namespace: pod affinity terms may not name other
+// namespaces, so they and the spread constraints count only pods of the
+// object's own namespace.
 //
 // Unset topologySpreadConstraints spread the pods softly (ScheduleAnyway,
 // maxSkew 1) over nodes (kubernetes.io/hostname) and zones
