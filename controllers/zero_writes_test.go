@@ -11,10 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/controllers"
 	"webfarm.dev/operator/internal/apply"
 	"webfarm.dev/operator/internal/testutil"
@@ -75,8 +77,31 @@ func (discard) Eventf(runtime.Object, runtime.Object, string, string, string, st
 var _ events.EventRecorder = discard{}
 
 func TestASecondReconcileOfUnchangedInputPerformsZeroWrites(t *testing.T) {
-	ns := newNamespace(t)
-	create(t, appPool(ns, "shop"), appPool(ns, "blog"), cachePolicy(ns, "static"), webFarm(ns, "web"))
+	t.Run("a farm with defaults", func(t *testing.T) {
+		ns := newNamespace(t)
+		create(t, appPool(ns, "shop"), appPool(ns, "blog"), cachePolicy(ns, "static"), webFarm(ns, "web"))
+		checkZeroWrites(t, ns)
+	})
+	t.Run("a farm placed on edge nodes behind a cloud load balancer", func(t *testing.T) {
+		ns := newNamespace(t)
+		shop, static, farm := appPool(ns, "shop"), cachePolicy(ns, "static"), webFarm(ns, "web")
+		shop.Spec.Placement = edgePlacement()
+		shop.Spec.Placement.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone",
+			WhenUnsatisfiable: "DoNotSchedule", MinDomains: 2, NodeTaintsPolicy: "Honor", MatchLabelKeys: []v1.LabelKey{"pod-template-hash"}}}
+		static.Spec.Placement = v1.Placement{Tolerations: []v1.Toleration{{Operator: "Exists", Effect: "NoExecute", TolerationSeconds: ptr.To[int64](30)}}}
+		farm.Spec.Frontend.Placement = edgePlacement()
+		farm.Spec.Frontend.Service = v1.FrontendService{Type: "LoadBalancer", LoadBalancerClass: "service.k8s.aws/nlb",
+			Annotations: map[string]string{"service.beta.kubernetes.io/aws-load-balancer-scheme": "internal"}, LoadBalancerSourceRanges: []v1.CIDR{"10.1.2.3/8"}}
+		create(t, shop, appPool(ns, "blog"), static, farm)
+		checkZeroWrites(t, ns)
+	})
+}
+
+// checkZeroWrites reconciles the objects of ns (pools shop and blog, cache
+// policy static, farm web) until a pass makes no writes, and then requires
+// the next pass to make none.
+func checkZeroWrites(t *testing.T, ns string) {
+	t.Helper()
 	// Let the running operator converge first, so its writes do not race ours.
 	testutil.Eventually(t, timeout, func() error { return get(&appsv1.Deployment{}, ns, "static-cache") })
 

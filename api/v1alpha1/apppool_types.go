@@ -185,6 +185,12 @@ type AppPoolSpec struct {
 	// +optional
 	// +default={}
 	Rollout Rollout `json:"rollout,omitzero"`
+
+	// placement says where the pool's workers run. Unset, they spread over
+	// nodes and zones.
+	//
+	// +optional
+	Placement Placement `json:"placement,omitzero"`
 }
 
 // PoolIdentity is the workers' identity.

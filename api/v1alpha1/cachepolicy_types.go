@@ -101,6 +101,12 @@ type CachePolicySpec struct {
 	// +default="250m"
 	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('10m')) >= 0 && quantity(string(self)).compareTo(quantity('64')) <= 0)",message="cpu must be between 10m and 64"
 	CPU *resource.Quantity `json:"cpu,omitempty"`
+
+	// placement says where the cache tier's pods run. Unset, they spread
+	// over nodes and zones.
+	//
+	// +optional
+	Placement Placement `json:"placement,omitzero"`
 }
 
 // ClientCache is the expiry header policy (IIS clientCache).

@@ -330,6 +330,12 @@ type Frontend struct {
 	// +default="256Mi"
 	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || (quantity(string(self)).compareTo(quantity('16Mi')) >= 0 && quantity(string(self)).compareTo(quantity('1Ti')) <= 0)",message="frontend memory must be between 16Mi and 1Ti"
 	Memory *resource.Quantity `json:"memory,omitempty"`
+
+	// placement says where the Envoy pods run (dedicated edge nodes, for
+	// example). Unset, they spread over nodes and zones.
+	//
+	// +optional
+	Placement Placement `json:"placement,omitzero"`
 }
 
 // ClientAddress says how the frontend learns the client's address behind
@@ -421,6 +427,10 @@ type FrontendTLS struct {
 // FrontendService configures the Service in front of the Envoy pods.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.nodePort) || self.type != 'ClusterIP'",message="nodePort needs type NodePort or LoadBalancer"
+// +kubebuilder:validation:XValidation:rule="!has(self.externalTrafficPolicy) || self.type != 'ClusterIP'",message="externalTrafficPolicy needs type NodePort or LoadBalancer"
+// +kubebuilder:validation:XValidation:rule="!has(self.loadBalancerClass) || self.type == 'LoadBalancer'",message="loadBalancerClass needs type LoadBalancer"
+// +kubebuilder:validation:XValidation:rule="!has(self.loadBalancerSourceRanges) || self.type == 'LoadBalancer'",message="loadBalancerSourceRanges needs type LoadBalancer"
+// +kubebuilder:validation:XValidation:rule="self.type != 'LoadBalancer' || oldSelf.type != 'LoadBalancer' || (has(self.loadBalancerClass) == has(oldSelf.loadBalancerClass) && (!has(self.loadBalancerClass) || self.loadBalancerClass == oldSelf.loadBalancerClass))",message="loadBalancerClass cannot change while the type stays LoadBalancer: Kubernetes fixes a Service's load balancer class once it has one"
 type FrontendService struct {
 	// type is the Service type.
 	//
@@ -450,6 +460,50 @@ type FrontendService struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	HTTPSPort int32 `json:"httpsPort,omitempty"`
+
+	// externalTrafficPolicy is how a NodePort or LoadBalancer Service
+	// routes traffic that reaches a node. Unset, it is Local: a node passes
+	// traffic only to frontends on itself, so the frontend sees the client's
+	// address (ClientIP and ClassC affinity hash on it, and the access log
+	// and the pools' X-Real-IP carry it); nodes without a frontend fail the
+	// load balancer's health check and get no traffic. Cluster lets every
+	// node pass traffic to any frontend, one more hop that hides the
+	// client's address behind the node's, unless the load balancer passes
+	// it on (see clientAddress).
+	//
+	// +optional
+	ExternalTrafficPolicy ExternalTrafficPolicy `json:"externalTrafficPolicy,omitempty"`
+
+	// loadBalancerClass names the load balancer implementation of a
+	// LoadBalancer Service ("service.k8s.aws/nlb"); unset, the cluster's
+	// default. Kubernetes fixes it once the Service has one: changing it
+	// needs another type first, or a new farm.
+	//
+	// +optional
+	LoadBalancerClass LabelKey `json:"loadBalancerClass,omitempty"`
+
+	// annotations are put on the Service, where load balancer controllers
+	// read their settings (the kind of load balancer, its scheme, health
+	// checks, PROXY protocol). Keys are qualified names
+	// ("service.beta.kubernetes.io/aws-load-balancer-scheme"), values at
+	// most 4096 characters.
+	//
+	// +optional
+	// +kubebuilder:validation:MinProperties=1
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 317 && k.matches('^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?([.][a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && (k.indexOf('/') < 0 || k.indexOf('/') <= 253))",message="annotation keys must be qualified names: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 4096)",message="annotation values may be at most 4096 characters"
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// loadBalancerSourceRanges are the client networks (CIDRs) a
+	// LoadBalancer Service admits, where the cloud supports it; unset,
+	// every client.
+	//
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	LoadBalancerSourceRanges []CIDR `json:"loadBalancerSourceRanges,omitempty"`
 }
 
 // SessionAffinity keeps a client on one worker.

@@ -7,6 +7,8 @@ package model
 import (
 	"net/netip"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // PoolHeader tells a cache tier which pool a request is for: the Envoy
@@ -172,6 +174,36 @@ type Frontend struct {
 	MemoryBytes          int64
 	ClientAddress        ClientAddress
 	AccessLog            AccessLog
+	Service              ServiceExposure
+	Placement            Placement
+}
+
+// ServiceExposure is how the frontend's Service meets the world beyond the
+// cluster.
+type ServiceExposure struct {
+	// ExternalTrafficPolicy is "Local" or "Cluster" for a NodePort or
+	// LoadBalancer Service, empty for ClusterIP.
+	ExternalTrafficPolicy string
+	// LoadBalancerClass is empty for the cluster's default.
+	LoadBalancerClass string
+	// Annotations go on the Service (nil: none).
+	Annotations map[string]string
+	// SourceRanges are the networks a LoadBalancer Service admits (sorted,
+	// masked; empty: every client).
+	LoadBalancerSourceRanges []netip.Prefix
+}
+
+// Placement is where a workload's pods run. Its values were checked when
+// resolved: label keys and values, enums, and pod affinity terms that name
+// no other namespace.
+type Placement struct {
+	NodeSelector map[string]string
+	Tolerations  []corev1.Toleration
+	Affinity     *corev1.Affinity
+	// TopologySpreadConstraints as given; empty: the default spread over
+	// nodes and zones.
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint
+	PriorityClassName         string
 }
 
 // ClientAddress is how the frontend finds the client's address behind
@@ -257,6 +289,8 @@ type Pool struct {
 	// the frontend answers its routes itself (runtime state: see
 	// WithRuntime).
 	Stopped bool
+
+	Placement Placement
 
 	Platform Platform
 }
@@ -446,6 +480,8 @@ type Cache struct {
 	// AdminToken is the secret the tier's agents ask of the operator's
 	// stats and purge requests; made once per tier and kept in its ConfigMap.
 	AdminToken string
+
+	Placement Placement
 
 	Platform Platform
 }

@@ -49,6 +49,8 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 		Affinity: Affinity{Type: orDefault(string(f.Spec.SessionAffinity.Type), string(v1.AffinityNone))},
 	}
 	out.Frontend.ClientAddress = resolveClientAddress(fe.ClientAddress, &errs)
+	out.Frontend.Service = resolveServiceExposure(fe.Service, out.Frontend.ServiceType, &errs)
+	out.Frontend.Placement = resolvePlacement("frontend.placement", fe.Placement, &errs)
 	if p := out.Frontend.AccessLog.SamplePercent; p < 1 || p > 100 {
 		errs.add(fmt.Sprintf("frontend.accessLog.samplePercent %d: between 1 and 100", p))
 	}
@@ -316,7 +318,8 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 			MaxSurge:       deref(s.Rollout.MaxSurge, v1.DefaultRolloutMaxSurge),
 			MaxUnavailable: deref(s.Rollout.MaxUnavailable, 0),
 		},
-		Platform: p,
+		Placement: resolvePlacement("placement", s.Placement, &errs),
+		Platform:  p,
 	}
 	if out.Health.ShutdownTimeLimit <= WorkerDrainPause {
 		errs.add(fmt.Sprintf("healthCheck.shutdownTimeLimit %s: must be longer than the %s drain pause a leaving worker keeps serving for", out.Health.ShutdownTimeLimit, WorkerDrainPause))
@@ -413,6 +416,7 @@ func ResolveCache(cp *v1.CachePolicy, upstreams []Upstream, p Platform) (Cache, 
 		ClientMaxAge:         errs.duration("clientCache.maxAge", s.ClientCache.MaxAge, "0s"),
 		Replicas:             orDefault(s.Replicas, v1.DefaultCacheReplicas),
 		CPUMilli:             quantityOr(s.CPU, v1.DefaultCacheCPU).MilliValue(),
+		Placement:            resolvePlacement("placement", s.Placement, &errs),
 		Platform:             p,
 	}
 	errs.objectName("CachePolicy", out.Namespace, out.Name)

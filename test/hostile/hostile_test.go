@@ -1044,7 +1044,7 @@ func hostileCases() []hostileCase {
 			manifests: []string{withPurge(cachePolicy(""), longToken)},
 			refused:   []string{"metadata.annotations: Too long: may not be more than 262144 bytes"},
 		},
-	}, frontendCases()...)
+	}, append(frontendCases(), placementCases()...)...)
 }
 
 // checkDomains fails unless the farm's one virtual host answers exactly hosts.

@@ -79,7 +79,7 @@ func Cache(cache model.Cache, nginxConf, agentConf string) CacheObjects {
 	return CacheObjects{
 		ConfigMap:           c.configMap(map[string]string{NginxConfigKey: nginxConf, nginx.AgentConfigFile: agentConf}),
 		Service:             c.service(corev1.ServiceTypeClusterIP, 80, 0),
-		Deployment:          c.deployment(&cache.Replicas, ConfigHash(nginxConf, nginx.AgentConfigFile, agentConf), pod),
+		Deployment:          c.deployment(&cache.Replicas, ConfigHash(nginxConf, nginx.AgentConfigFile, agentConf), pod, cache.Placement),
 		PodDisruptionBudget: c.podDisruptionBudget(),
 	}
 }

@@ -6,6 +6,8 @@ import (
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
+
+	"webfarm.dev/operator/internal/model"
 )
 
 // children builds the objects one custom resource owns: they share a name,
@@ -55,17 +57,14 @@ func (c children) service(serviceType corev1.ServiceType, port, nodePort int32) 
 		WithType(serviceType).
 		WithSelector(SelectorLabels(c.component, c.instance)).
 		WithPorts(p)
-	if serviceType == corev1.ServiceTypeNodePort || serviceType == corev1.ServiceTypeLoadBalancer {
-		// Keep the client's address (no SNAT to a node's): ClientIP and
-		// ClassC affinity hash on it, and pools log it.
-		spec = spec.WithExternalTrafficPolicy(corev1.ServiceExternalTrafficPolicyLocal)
-	}
 	return objectMeta(corev1ac.Service(c.name, c.namespace), c.component, c.instance, c.owner).WithSpec(spec)
 }
 
-// deployment runs pods of the given spec; replicas nil leaves the count to
-// another writer. configHash rolls the pods when their config changes.
-func (c children) deployment(replicas *int32, configHash string, pod *corev1ac.PodSpecApplyConfiguration) *appsv1ac.DeploymentApplyConfiguration {
+// deployment runs pods of the given spec where the placement says; replicas
+// nil leaves the count to another writer. configHash rolls the pods when
+// their config changes.
+func (c children) deployment(replicas *int32, configHash string, pod *corev1ac.PodSpecApplyConfiguration, placement model.Placement) *appsv1ac.DeploymentApplyConfiguration {
+	place(pod, placement, SelectorLabels(c.component, c.instance))
 	template := corev1ac.PodTemplateSpec().
 		WithLabels(objectLabels(c.component, c.instance)).
 		WithAnnotations(map[string]string{ConfigHashKey: configHash}).

@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"maps"
 	"time"
 
 	"strconv"
@@ -81,7 +82,7 @@ func Frontend(f model.Farm, bootstrap []byte) FrontendObjects {
 
 	config := envoy.SDSFiles(f)
 	config[BootstrapKey] = string(bootstrap)
-	service := c.service(corev1.ServiceType(fe.ServiceType), fe.Port, fe.NodePort)
+	service := frontendService(c.service(corev1.ServiceType(fe.ServiceType), fe.Port, fe.NodePort), fe.Service)
 	if len(f.TLSSites()) > 0 {
 		service.Spec.WithPorts(corev1ac.ServicePort().WithName("https").WithPort(fe.HTTPSPort).
 			WithProtocol(corev1.ProtocolTCP).WithTargetPort(intstr.FromString("https")))
@@ -90,9 +91,29 @@ func Frontend(f model.Farm, bootstrap []byte) FrontendObjects {
 		ServiceAccount:      c.serviceAccount(),
 		ConfigMap:           c.configMap(config),
 		Service:             service,
-		Deployment:          c.deployment(&fe.Replicas, ConfigHash(string(bootstrap)), pod),
+		Deployment:          c.deployment(&fe.Replicas, ConfigHash(string(bootstrap)), pod, fe.Placement),
 		PodDisruptionBudget: c.podDisruptionBudget(),
 	}
+}
+
+// frontendService adds to the frontend's Service what its load balancer
+// needs: the external traffic policy (Local by default, which keeps the
+// client's address), the load balancer's class, its annotations and the
+// networks it admits.
+func frontendService(s *corev1ac.ServiceApplyConfiguration, e model.ServiceExposure) *corev1ac.ServiceApplyConfiguration {
+	if e.ExternalTrafficPolicy != "" {
+		s.Spec.WithExternalTrafficPolicy(corev1.ServiceExternalTrafficPolicy(e.ExternalTrafficPolicy))
+	}
+	if e.LoadBalancerClass != "" {
+		s.Spec.WithLoadBalancerClass(e.LoadBalancerClass)
+	}
+	for _, r := range e.LoadBalancerSourceRanges {
+		s.Spec.WithLoadBalancerSourceRanges(r.String())
+	}
+	if len(e.Annotations) > 0 {
+		s.WithAnnotations(maps.Clone(e.Annotations))
+	}
+	return s
 }
 
 // certVolume mounts a TLS site's Secret where Envoy reads it. The Secret is

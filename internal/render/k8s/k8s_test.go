@@ -32,7 +32,8 @@ func int32p(v int32) *int32 { return &v }
 func farm() model.Farm {
 	return model.Farm{
 		Name: "shop", Namespace: "web", UID: "farm-uid", Platform: platform,
-		Frontend: model.Frontend{Replicas: 2, ServiceType: "NodePort", Port: 80, NodePort: 30080, CPUMilli: 500, MemoryBytes: 256 << 20},
+		Frontend: model.Frontend{Replicas: 2, ServiceType: "NodePort", Port: 80, NodePort: 30080, CPUMilli: 500, MemoryBytes: 256 << 20,
+			Service: model.ServiceExposure{ExternalTrafficPolicy: "Local"}},
 	}
 }
 
@@ -104,6 +105,7 @@ func TestObjects(t *testing.T) {
 	staticPool.App = nil
 	static := k8s.Pool(staticPool, "# nginx.conf\n")
 	c := k8s.Cache(cache(), "# nginx.conf\n", "{}\n")
+	lb := k8s.Frontend(lbFarm(), []byte("{}\n"))
 	tests := []struct {
 		name   string
 		golden string
@@ -116,6 +118,7 @@ func TestObjects(t *testing.T) {
 		{"a pool whose app speaks HTTP/2 is pinged through nginx's HTTP/1.1 port", "pool-http2.yaml", []any{h2.Deployment}},
 		{"a pool without an app is pinged by a request for its content from nginx", "pool-static.yaml", []any{static.Deployment}},
 		{"a cache policy gets nginx cache pods with in-memory storage", "cache.yaml", []any{c.ConfigMap, c.Service, c.Deployment}},
+		{"a farm behind a cloud load balancer gets its class, annotations and source ranges, and frontends on edge nodes", "frontend-lb.yaml", []any{lb.Service, lb.Deployment}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

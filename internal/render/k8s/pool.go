@@ -116,7 +116,7 @@ func Pool(p model.Pool, nginxConf string) PoolObjects {
 	// The pool's own identity: its ServiceAccount, with the API token only
 	// when the pool asks for it.
 	spec = spec.WithServiceAccountName(name)
-	dep := c.deployment(p.Replicas, ConfigHash(hashed...), spec.WithContainers(containers...).WithVolumes(volumes...))
+	dep := c.deployment(p.Replicas, ConfigHash(hashed...), spec.WithContainers(containers...).WithVolumes(volumes...), p.Placement)
 	dep.Spec.WithStrategy(rollingUpdate(p.Rollout.MaxSurge, p.Rollout.MaxUnavailable))
 	// IIS ShutdownTimeLimit: a leaving worker drains and stops within it.
 	dep.Spec.Template.Spec.WithTerminationGracePeriodSeconds(int64(wholeSeconds(p.Health.ShutdownTimeLimit)))

@@ -1,0 +1,251 @@
+package v1alpha1_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Placement and the frontend Service's load balancer settings, checked by
+// the API server.
+
+// placed are the three places a placement goes, each with the placement
+// given (flow style): a farm's frontend, a pool and a cache policy.
+func placed(placement string) map[string]string {
+	return map[string]string{
+		"WebFarm": `
+			apiVersion: webfarm.dev/v1alpha1
+			kind: WebFarm
+			metadata: {name: farm}
+			spec:
+			  sites: [{name: www, hosts: [www.example.com], routes: [{appPool: web}]}]
+			  frontend: {placement: ` + placement + `}
+		`,
+		"AppPool": `
+			apiVersion: webfarm.dev/v1alpha1
+			kind: AppPool
+			metadata: {name: web}
+			spec: {content: {configMap: {name: site}}, placement: ` + placement + `}
+		`,
+		"CachePolicy": `
+			apiVersion: webfarm.dev/v1alpha1
+			kind: CachePolicy
+			metadata: {name: cache}
+			spec: {placement: ` + placement + `}
+		`,
+	}
+}
+
+// placementPath is where a kind keeps its placement.
+var placementPath = map[string]string{"WebFarm": "spec.frontend.placement", "AppPool": "spec.placement", "CachePolicy": "spec.placement"}
+
+// serviceFarm is a farm whose frontend Service is given (flow style).
+func serviceFarm(service string) string {
+	return `
+		apiVersion: webfarm.dev/v1alpha1
+		kind: WebFarm
+		metadata: {name: farm}
+		spec:
+		  sites: [{name: www, hosts: [www.example.com], routes: [{appPool: web}]}]
+		  frontend: {service: ` + service + `}
+	`
+}
+
+func manyPairs(n int, format string) string {
+	pairs := make([]string, n)
+	for i := range pairs {
+		pairs[i] = fmt.Sprintf(format, i)
+	}
+	return "{" + strings.Join(pairs, ", ") + "}"
+}
+
+func TestPlacementsThatAreRefused(t *testing.T) {
+	ns := newNamespace(t)
+	cases := []struct {
+		name      string
+		placement string
+		// want are substrings of the error after the placement's path.
+		field string
+		want  string
+	}{
+		{"a pod affinity term naming other namespaces is refused", `{affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: db}}, namespaces: [kube-system]}]}}}`,
+			".affinity", "pod affinity terms select pods of the object's own namespace: namespaces and namespaceSelector are not allowed"},
+		{"a preferred pod affinity term with an empty namespace selector (every namespace) is refused", `{affinity: {podAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 10, podAffinityTerm: {topologyKey: kubernetes.io/hostname, namespaceSelector: {}}}]}}}`,
+			".affinity", "namespaces and namespaceSelector are not allowed"},
+		{"a pod anti-affinity term with a namespace selector is refused", `{affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, namespaceSelector: {matchLabels: {team: other}}}]}}}`,
+			".affinity", "pod anti-affinity terms select pods of the object's own namespace"},
+		{"seventeen required pod anti-affinity terms are refused", `{affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [` + strings.Repeat(`{topologyKey: kubernetes.io/hostname}, `, 16) + `{topologyKey: kubernetes.io/hostname}]}}}`,
+			".affinity", "at most 16 required and 16 preferred terms each"},
+		{"a node selector key that is not a label key is refused", `{nodeSelector: {"bad key!": "x"}}`, ".nodeSelector", "nodeSelector keys must be label keys"},
+		{"a node selector value with a newline is refused", `{nodeSelector: {zone: "a\nb"}}`, ".nodeSelector.zone", "should match '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'"},
+		{"a node selector of 33 labels is refused", `{nodeSelector: ` + manyPairs(33, "k%d: v") + `}`, ".nodeSelector", "must have at most 32 items"},
+		{"an empty node selector is refused", `{nodeSelector: {}}`, ".nodeSelector", "should have at least 1 properties"},
+		{"a toleration with an unknown operator is refused", `{tolerations: [{key: edge, operator: Matches}]}`, ".tolerations[0].operator", `Unsupported value: "Matches": supported values: "Equal", "Exists"`},
+		{"a toleration with an unknown effect is refused", `{tolerations: [{key: edge, operator: Exists, effect: Evict}]}`, ".tolerations[0].effect", `supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"`},
+		{"a toleration without a key that does not say Exists is refused", `{tolerations: [{operator: Equal, value: x}]}`, ".tolerations", "a toleration without a key needs operator Exists"},
+		{"a toleration with operator Exists and a value is refused", `{tolerations: [{key: edge, operator: Exists, value: "true"}]}`, ".tolerations", "a toleration with operator Exists has no value"},
+		{"a toleration key with a semicolon is refused", `{tolerations: [{key: "edge;rm", operator: Exists}]}`, ".tolerations[0].key", "must be a label key"},
+		{"tolerationSeconds without effect NoExecute is refused", `{tolerations: [{key: edge, operator: Exists, effect: NoSchedule, tolerationSeconds: 60}]}`, ".tolerations", "tolerationSeconds needs effect NoExecute"},
+		{"33 tolerations are refused", `{tolerations: [` + strings.Repeat(`{key: edge, operator: Exists}, `, 32) + `{key: edge, operator: Exists}]}`, ".tolerations", "must have at most 32 items"},
+		{"a spread constraint with an unknown whenUnsatisfiable is refused", `{topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: Sometimes}]}`, ".topologySpreadConstraints[0].whenUnsatisfiable", `supported values: "DoNotSchedule", "ScheduleAnyway"`},
+		{"a spread constraint with maxSkew 0 is refused", `{topologySpreadConstraints: [{maxSkew: 0, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway}]}`, ".topologySpreadConstraints[0].maxSkew", "should be greater than or equal to 1"},
+		{"a spread constraint whose topology key is not a label key is refused", `{topologySpreadConstraints: [{maxSkew: 1, topologyKey: "zone/of/nodes", whenUnsatisfiable: ScheduleAnyway}]}`, ".topologySpreadConstraints[0].topologyKey", "must be a label key"},
+		{"minDomains with ScheduleAnyway is refused", `{topologySpreadConstraints: [{maxSkew: 1, minDomains: 3, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway}]}`, ".topologySpreadConstraints", "minDomains needs whenUnsatisfiable DoNotSchedule"},
+		{"nine spread constraints are refused", `{topologySpreadConstraints: [` + strings.Repeat(`{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway}, `, 8) + `{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway}]}`, ".topologySpreadConstraints", "must have at most 8 items"},
+		{"the system-node-critical priority class is refused", `{priorityClassName: system-node-critical}`, ".priorityClassName", "may not name a system priority class"},
+		{"the system-cluster-critical priority class is refused", `{priorityClassName: system-cluster-critical}`, ".priorityClassName", "may not name a system priority class"},
+		{"a priority class name with capitals is refused", `{priorityClassName: High}`, ".priorityClassName", "should match"},
+	}
+	for _, tc := range cases {
+		for kind, manifest := range placed(tc.placement) {
+			t.Run(tc.name+" ("+kind+")", func(t *testing.T) {
+				obj, err := apply(t, ns, manifest)
+				if err == nil {
+					remove(t, obj)
+					t.Fatalf("the API server accepted the placement")
+				}
+				checkRefusal(t, err, placementPath[kind]+tc.field, tc.want)
+			})
+		}
+	}
+}
+
+func TestFrontendServicesThatAreRefused(t *testing.T) {
+	ns := newNamespace(t)
+	cases := []struct{ name, service, want string }{
+		{"externalTrafficPolicy on a ClusterIP Service is refused", `{externalTrafficPolicy: Cluster}`, "externalTrafficPolicy needs type NodePort or LoadBalancer"},
+		{"an unknown externalTrafficPolicy is refused", `{type: LoadBalancer, externalTrafficPolicy: Global}`, `supported values: "Cluster", "Local"`},
+		{"a loadBalancerClass on a NodePort Service is refused", `{type: NodePort, loadBalancerClass: service.k8s.aws/nlb}`, "loadBalancerClass needs type LoadBalancer"},
+		{"a loadBalancerClass that is not a label-style name is refused", `{type: LoadBalancer, loadBalancerClass: "nlb please"}`, "loadBalancerClass: Invalid value: \"nlb please\": must be a label key"},
+		{"an annotation key that is not a qualified name is refused", `{type: LoadBalancer, annotations: {"bad key": "x"}}`, "annotation keys must be qualified names"},
+		{"an annotation key with two slashes is refused", `{type: LoadBalancer, annotations: {"a/b/c": "x"}}`, "annotation keys must be qualified names"},
+		{"an annotation value over 4096 characters is refused", `{type: LoadBalancer, annotations: {example.com/big: "` + strings.Repeat("v", 4097) + `"}}`, "annotation values may be at most 4096 characters"},
+		{"65 annotations are refused", `{type: LoadBalancer, annotations: ` + manyPairs(65, "example.com/a%d: v") + `}`, "must have at most 64 items"},
+		{"a source range that is not a CIDR is refused", `{type: LoadBalancer, loadBalancerSourceRanges: [10.0.0.1]}`, "must be a CIDR such as 10.0.0.0/8"},
+		{"source ranges on a NodePort Service are refused", `{type: NodePort, loadBalancerSourceRanges: [10.0.0.0/8]}`, "loadBalancerSourceRanges needs type LoadBalancer"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj, err := apply(t, ns, serviceFarm(tc.service))
+			if err == nil {
+				remove(t, obj)
+				t.Fatalf("the API server accepted the Service settings")
+			}
+			checkRefusal(t, err, "spec.frontend.service", tc.want)
+		})
+	}
+}
+
+func checkRefusal(t *testing.T, err error, want ...string) {
+	t.Helper()
+	msg := err.Error()
+	t.Logf("the API server says: %s", msg)
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("the error does not contain %q:\n%s", w, msg)
+		}
+	}
+	for _, bad := range celFailures {
+		if strings.Contains(msg, bad) {
+			t.Errorf("the error contains %q, a rule that failed to run:\n%s", bad, msg)
+		}
+	}
+}
+
+func TestPlacementsAndServicesThatAreAccepted(t *testing.T) {
+	ns := newNamespace(t)
+	var manifests []string
+	for _, p := range []string{
+		`{nodeSelector: {node-role.example.com/edge: "true", kubernetes.io/arch: amd64}, tolerations: [{key: node-role.example.com/edge, operator: Exists, effect: NoSchedule}, {operator: Exists, effect: NoExecute, tolerationSeconds: 30}], priorityClassName: web-critical}`,
+		`{affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [eu-west-1a, eu-west-1b]}]}]}}, podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 100, podAffinityTerm: {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app.kubernetes.io/instance: web}}}}]}}}`,
+		`{topologySpreadConstraints: [{maxSkew: 1, minDomains: 3, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, matchLabelKeys: [pod-template-hash], nodeTaintsPolicy: Honor}]}`,
+		`{nodeSelector: ` + manyPairs(32, "example.com/k%d: v") + `}`,
+	} {
+		for _, m := range placed(p) {
+			manifests = append(manifests, m)
+		}
+	}
+	manifests = append(manifests,
+		serviceFarm(`{type: LoadBalancer, loadBalancerClass: service.k8s.aws/nlb, externalTrafficPolicy: Local, annotations: {service.beta.kubernetes.io/aws-load-balancer-scheme: internet-facing, service.beta.kubernetes.io/aws-load-balancer-nlb-target-type: ip}, loadBalancerSourceRanges: [192.0.2.0/24, "2001:db8::/32"]}`),
+		serviceFarm(`{type: NodePort, externalTrafficPolicy: Cluster}`),
+		serviceFarm(`{type: LoadBalancer, annotations: `+manyPairs(64, "example.com/a%d: v")+`}`),
+	)
+	for i, m := range manifests {
+		t.Run(fmt.Sprintf("manifest %d is accepted", i), func(t *testing.T) {
+			obj, err := apply(t, ns, m)
+			if err != nil {
+				t.Fatalf("the API server refused the manifest: %v\n%s", err, m)
+			}
+			remove(t, obj)
+		})
+	}
+}
+
+func TestALoadBalancersClassStaysWhileTheServiceIsALoadBalancer(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	obj, err := apply(t, ns, serviceFarm(`{type: LoadBalancer, loadBalancerClass: service.k8s.aws/nlb}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remove(t, obj)
+	change := func(class any, serviceType string) error {
+		next := obj.DeepCopy()
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(next), next); err != nil {
+			t.Fatal(err)
+		}
+		service := map[string]any{"type": serviceType}
+		if class != nil {
+			service["loadBalancerClass"] = class
+		}
+		if err := unstructured.SetNestedField(next.Object, service, "spec", "frontend", "service"); err != nil {
+			t.Fatal(err)
+		}
+		return k8s.Update(ctx, next)
+	}
+	for _, class := range []any{"example.com/other", nil} {
+		err := change(class, "LoadBalancer")
+		if err == nil {
+			t.Fatalf("changing the class to %v was accepted", class)
+		}
+		checkRefusal(t, err, "spec.frontend.service", "loadBalancerClass cannot change while the type stays LoadBalancer")
+	}
+	if err := change(nil, "ClusterIP"); err != nil {
+		t.Fatalf("turning the Service into ClusterIP, without a class, was refused: %v", err)
+	}
+	if err := change("example.com/other", "LoadBalancer"); err != nil {
+		t.Fatalf("a LoadBalancer again, with another class, was refused: %v", err)
+	}
+}
+
+// The user guide's farm behind a cloud load balancer is a manifest the API
+// server takes as written.
+func TestTheUserGuidesLoadBalancerExampleIsAccepted(t *testing.T) {
+	ns := newNamespace(t)
+	guide, err := os.ReadFile("../../docs/user-guide.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, found := strings.Cut(string(guide), "## Placement and cloud load balancers")
+	_, block, inBlock := strings.Cut(section, "```yaml\n")
+	example, _, closed := strings.Cut(block, "```")
+	if !found || !inBlock || !closed {
+		t.Fatal("the user guide has no YAML example under \"Placement and cloud load balancers\"")
+	}
+	docs := strings.Split(example, "\n---\n")
+	if len(docs) != 2 {
+		t.Fatalf("the example has %d manifests; want the farm and its pool", len(docs))
+	}
+	for _, doc := range docs {
+		obj, err := apply(t, ns, doc)
+		if err != nil {
+			t.Fatalf("the API server refused the user guide's example: %v\n%s", err, doc)
+		}
+		remove(t, obj)
+	}
+}
