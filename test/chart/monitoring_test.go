@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"mime"
 	"net/http"
 	"os"
 	"os/exec"
@@ -571,6 +572,10 @@ func envoyMetrics(t *testing.T) map[string]bool {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	// Prometheus 3 refuses a scrape whose Content-Type it does not know.
+	if media, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || media != "text/plain" {
+		t.Fatalf("Envoy serves its statistics as %q, not Prometheus' text format", resp.Header.Get("Content-Type"))
+	}
 	names, err := metricFamilies(resp.Body)
 	if err != nil {
 		t.Fatal(err)
