@@ -19,6 +19,7 @@ import (
 	"testing"
 	"text/template"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -164,41 +165,17 @@ func TestTheGuidesPrometheusConfigurationIsValid(t *testing.T) {
 	promtool(t, "check", "config", "--syntax-only", path)
 }
 
-// monitoringObject is the part of the Prometheus Operator's objects the chart
-// writes (monitoring.coreos.com/v1 PodMonitor, ServiceMonitor, PrometheusRule).
-type monitoringObject struct {
-	metav1.TypeMeta `json:",inline"`
-	Metadata        metav1.ObjectMeta `json:"metadata"`
-	Spec            struct {
-		NamespaceSelector struct {
-			Any        bool     `json:"any"`
-			MatchNames []string `json:"matchNames"`
-		} `json:"namespaceSelector"`
-		Selector            metav1.LabelSelector `json:"selector"`
-		JobLabel            string               `json:"jobLabel"`
-		PodMetricsEndpoints []monitoringEndpoint `json:"podMetricsEndpoints"`
-		Endpoints           []monitoringEndpoint `json:"endpoints"`
-		Groups              any                  `json:"groups"`
-	} `json:"spec"`
-}
-
-type monitoringEndpoint struct {
-	Port              string         `json:"port"`
-	Path              string         `json:"path"`
-	Scheme            string         `json:"scheme"`
-	Interval          string         `json:"interval"`
-	HonorLabels       bool           `json:"honorLabels"`
-	BearerTokenFile   string         `json:"bearerTokenFile"`
-	TLSConfig         map[string]any `json:"tlsConfig"`
-	Relabelings       []relabeling   `json:"relabelings"`
-	MetricRelabelings []relabeling   `json:"metricRelabelings"`
-}
-
-type relabeling struct {
-	SourceLabels []string `json:"sourceLabels"`
-	TargetLabel  string   `json:"targetLabel"`
-	Regex        string   `json:"regex"`
-	Action       string   `json:"action"`
+// mustOneStrict decodes the one rendered object of a kind into its API
+// type, refusing a field the type does not have (a misspelt field would
+// otherwise be dropped by the API server without a word).
+func mustOneStrict(t *testing.T, objs rendered, kind string, into any) {
+	t.Helper()
+	if len(objs[kind]) != 1 {
+		t.Fatalf("%d %s objects, want 1", len(objs[kind]), kind)
+	}
+	if err := yaml.UnmarshalStrict(objs[kind][0], into); err != nil {
+		t.Fatalf("%s: %v", kind, err)
+	}
 }
 
 func TestTheMonitoringObjects(t *testing.T) {
@@ -215,43 +192,48 @@ func TestTheMonitoringObjects(t *testing.T) {
 		"--set", "monitoring.prometheusRule.enabled=true", "--set", "monitoring.labels.release=kube-prometheus-stack",
 		"--set", "monitoring.labels.app\\.kubernetes\\.io/instance=other"}
 	objs := render(t, on...)
+	var (
+		pm   monitoringv1.PodMonitor
+		sm   monitoringv1.ServiceMonitor
+		rule monitoringv1.PrometheusRule
+	)
+	mustOneStrict(t, objs, "PodMonitor", &pm)
+	mustOneStrict(t, objs, "ServiceMonitor", &sm)
+	mustOneStrict(t, objs, "PrometheusRule", &rule)
 
 	t.Run("every object carries the Prometheus' selector label, which cannot replace the chart's own", func(t *testing.T) {
-		for _, kind := range []string{"PodMonitor", "ServiceMonitor", "PrometheusRule"} {
-			var o monitoringObject
-			mustOne(t, objs, kind, &o)
-			if o.APIVersion != "monitoring.coreos.com/v1" || o.Metadata.Namespace != "webfarm-system" ||
-				o.Metadata.Labels["release"] != "kube-prometheus-stack" || o.Metadata.Labels["app.kubernetes.io/instance"] != "wf" {
-				t.Errorf("%s %s in %q, labels %v", kind, o.APIVersion, o.Metadata.Namespace, o.Metadata.Labels)
+		for _, o := range []struct {
+			metav1.TypeMeta
+			metav1.ObjectMeta
+		}{{pm.TypeMeta, pm.ObjectMeta}, {sm.TypeMeta, sm.ObjectMeta}, {rule.TypeMeta, rule.ObjectMeta}} {
+			if o.APIVersion != "monitoring.coreos.com/v1" || o.Namespace != "webfarm-system" ||
+				o.Labels["release"] != "kube-prometheus-stack" || o.Labels["app.kubernetes.io/instance"] != "wf" {
+				t.Errorf("%s %s in %q, labels %v", o.Kind, o.APIVersion, o.Namespace, o.Labels)
 			}
 		}
 	})
 
 	t.Run("the PrometheusRule holds exactly the rule file's groups", func(t *testing.T) {
-		var o monitoringObject
-		mustOne(t, objs, "PrometheusRule", &o)
 		raw, err := os.ReadFile(rulesFile)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var file struct {
-			Groups any `json:"groups"`
+		var file monitoringv1.PrometheusRuleSpec
+		if err := yaml.UnmarshalStrict(raw, &file); err != nil {
+			t.Fatalf("rules/webfarm.rules.yaml is no PrometheusRule spec: %v", err)
 		}
-		mustUnmarshal(t, raw, &file)
-		if o.Metadata.Name != "wf" || file.Groups == nil || !reflect.DeepEqual(o.Spec.Groups, file.Groups) {
-			t.Errorf("PrometheusRule %s groups differ from rules/webfarm.rules.yaml", o.Metadata.Name)
+		if rule.Name != "wf" || len(file.Groups) == 0 || !reflect.DeepEqual(rule.Spec, file) {
+			t.Errorf("PrometheusRule %s groups differ from rules/webfarm.rules.yaml", rule.Name)
 		}
 	})
 
 	t.Run("the PodMonitor scrapes Envoy's statistics on the status port of the frontend pods the operator generates", func(t *testing.T) {
-		var pm monitoringObject
-		mustOne(t, objs, "PodMonitor", &pm)
-		if pm.Metadata.Name != "wf-frontends" || len(pm.Spec.PodMetricsEndpoints) != 1 {
-			t.Fatalf("PodMonitor %s endpoints %+v", pm.Metadata.Name, pm.Spec.PodMetricsEndpoints)
+		if pm.Name != "wf-frontends" || len(pm.Spec.PodMetricsEndpoints) != 1 {
+			t.Fatalf("PodMonitor %s endpoints %+v", pm.Name, pm.Spec.PodMetricsEndpoints)
 		}
 		ep := pm.Spec.PodMetricsEndpoints[0]
-		if ep.Path != envoy.MetricsPath || ep.Interval != "15s" {
-			t.Errorf("endpoint %+v, want path %s every 15s", ep, envoy.MetricsPath)
+		if ep.Port == nil || ep.Path != envoy.MetricsPath || ep.Interval != "15s" {
+			t.Fatalf("endpoint %+v, want a port, path %s every 15s", ep, envoy.MetricsPath)
 		}
 		selector, err := metav1.LabelSelectorAsSelector(&pm.Spec.Selector)
 		if err != nil || selector.Empty() {
@@ -269,8 +251,8 @@ func TestTheMonitoringObjects(t *testing.T) {
 		for _, p := range template.Spec.Containers[0].Ports {
 			port[*p.Name] = *p.ContainerPort
 		}
-		if port[ep.Port] != envoy.StatusPort {
-			t.Errorf("port %q is %d in the frontend pod (%v), want Envoy's status port %d", ep.Port, port[ep.Port], port, envoy.StatusPort)
+		if port[*ep.Port] != envoy.StatusPort {
+			t.Errorf("port %q is %d in the frontend pod (%v), want Envoy's status port %d", *ep.Port, port[*ep.Port], port, envoy.StatusPort)
 		}
 		for _, component := range []string{k8s.ComponentPool, k8s.ComponentCache} {
 			other := k8s.SelectorLabels(component, "web")
@@ -279,9 +261,9 @@ func TestTheMonitoringObjects(t *testing.T) {
 				t.Errorf("the selector also matches %s pods", component)
 			}
 		}
-		want := []relabeling{{SourceLabels: []string{"__meta_kubernetes_pod_label_app_kubernetes_io_instance"}, TargetLabel: "webfarm_farm"}}
-		if !reflect.DeepEqual(ep.Relabelings, want) {
-			t.Errorf("relabelings %v, want %v: the farm's name as webfarm_farm (namespace and pod are the Prometheus Operator's own)", ep.Relabelings, want)
+		want := []monitoringv1.RelabelConfig{{SourceLabels: []monitoringv1.LabelName{"__meta_kubernetes_pod_label_app_kubernetes_io_instance"}, TargetLabel: "webfarm_farm"}}
+		if !reflect.DeepEqual(ep.RelabelConfigs, want) {
+			t.Errorf("relabelings %+v, want %+v: the farm's name as webfarm_farm (namespace and pod are the Prometheus Operator's own)", ep.RelabelConfigs, want)
 		}
 	})
 
@@ -296,8 +278,8 @@ func TestTheMonitoringObjects(t *testing.T) {
 		{name: "a namespaceSelector of the values wins", args: []string{"--set", "watchNamespaces={shop,blog}", "--set", "monitoring.podMonitors.namespaceSelector.matchNames={shop}"}, want: []string{"shop"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var pm monitoringObject
-			mustOne(t, render(t, append([]string{"--set", "monitoring.podMonitors.enabled=true"}, tc.args...)...), "PodMonitor", &pm)
+			var pm monitoringv1.PodMonitor
+			mustOneStrict(t, render(t, append([]string{"--set", "monitoring.podMonitors.enabled=true"}, tc.args...)...), "PodMonitor", &pm)
 			if ns := pm.Spec.NamespaceSelector; ns.Any != tc.any || !reflect.DeepEqual(ns.MatchNames, tc.want) {
 				t.Errorf("namespaceSelector %+v, want any %v, matchNames %v", ns, tc.any, tc.want)
 			}
@@ -305,21 +287,20 @@ func TestTheMonitoringObjects(t *testing.T) {
 	}
 
 	t.Run("the cAdvisor ServiceMonitor keeps the kubelets' CPU counter with its own labels, and nothing else", func(t *testing.T) {
-		var sm monitoringObject
-		mustOne(t, objs, "ServiceMonitor", &sm)
-		if sm.Metadata.Name != "wf-cadvisor" || !reflect.DeepEqual(sm.Spec.NamespaceSelector.MatchNames, []string{"kube-system"}) ||
-			sm.Spec.Selector.MatchLabels["app.kubernetes.io/name"] != "kubelet" || len(sm.Spec.Endpoints) != 1 {
-			t.Fatalf("ServiceMonitor %s %+v", sm.Metadata.Name, sm.Spec)
+		if sm.Name != "wf-cadvisor" || !reflect.DeepEqual(sm.Spec.NamespaceSelector.MatchNames, []string{"kube-system"}) ||
+			sm.Spec.Selector.MatchLabels["app.kubernetes.io/name"] != "kubelet" || sm.Spec.JobLabel != "app.kubernetes.io/name" || len(sm.Spec.Endpoints) != 1 {
+			t.Fatalf("ServiceMonitor %s %+v", sm.Name, sm.Spec)
 		}
 		ep := sm.Spec.Endpoints[0]
 		if ep.Port != "https-metrics" || ep.Scheme != "https" || ep.Path != "/metrics/cadvisor" || !ep.HonorLabels ||
-			ep.BearerTokenFile != "/var/run/secrets/kubernetes.io/serviceaccount/token" || !reflect.DeepEqual(ep.TLSConfig, map[string]any{"insecureSkipVerify": true}) {
+			ep.BearerTokenFile != "/var/run/secrets/kubernetes.io/serviceaccount/token" ||
+			ep.TLSConfig == nil || ep.TLSConfig.InsecureSkipVerify == nil || !*ep.TLSConfig.InsecureSkipVerify {
 			t.Errorf("endpoint %+v", ep)
 		}
-		if r := ep.MetricRelabelings; len(r) != 1 || r[0].Action != "keep" || !reflect.DeepEqual(r[0].SourceLabels, []string{"__name__"}) {
+		if r := ep.MetricRelabelConfigs; len(r) != 1 || r[0].Action != "keep" || !reflect.DeepEqual(r[0].SourceLabels, []monitoringv1.LabelName{"__name__"}) {
 			t.Fatalf("metricRelabelings %+v, want one keep of __name__", r)
 		}
-		keep := regexp.MustCompile("^(?:" + ep.MetricRelabelings[0].Regex + ")$")
+		keep := regexp.MustCompile("^(?:" + ep.MetricRelabelConfigs[0].Regex + ")$")
 		for _, name := range cadvisorMetrics(t) {
 			if !keep.MatchString(name) {
 				t.Errorf("the operator queries %s, which the ServiceMonitor drops", name)
