@@ -243,12 +243,12 @@ func TestTheMonitoringObjects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		template := k8s.Frontend(farm, []byte("{}")).Deployment.Spec.Template
-		if !selector.Matches(labels.Set(template.Labels)) {
-			t.Errorf("the selector %v does not match a frontend pod's labels %v", selector, template.Labels)
+		pod := k8s.Frontend(farm, []byte("{}")).Deployment.Spec.Template
+		if !selector.Matches(labels.Set(pod.Labels)) {
+			t.Errorf("the selector %v does not match a frontend pod's labels %v", selector, pod.Labels)
 		}
 		port := map[string]int32{}
-		for _, p := range template.Spec.Containers[0].Ports {
+		for _, p := range pod.Spec.Containers[0].Ports {
 			port[*p.Name] = *p.ContainerPort
 		}
 		if port[*ep.Port] != envoy.StatusPort {
@@ -293,6 +293,7 @@ func TestTheMonitoringObjects(t *testing.T) {
 		}
 		ep := sm.Spec.Endpoints[0]
 		if ep.Port != "https-metrics" || ep.Scheme != "https" || ep.Path != "/metrics/cadvisor" || !ep.HonorLabels ||
+			//nolint:staticcheck // authorization takes a Secret; Prometheus' own service-account token is a file
 			ep.BearerTokenFile != "/var/run/secrets/kubernetes.io/serviceaccount/token" ||
 			ep.TLSConfig == nil || ep.TLSConfig.InsecureSkipVerify == nil || !*ep.TLSConfig.InsecureSkipVerify {
 			t.Errorf("endpoint %+v", ep)
