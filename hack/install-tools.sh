@@ -100,10 +100,31 @@ install_nginx() {
   link nginx "$(command -v nginx)"
 }
 
+# build_promtool: promtool (checks and unit-tests the chart's alerting rules)
+# and promql-metrics (the metric names of PromQL expressions, by Prometheus'
+# own parser), built from the Prometheus module pinned in hack/tools/promtool
+# (github.com/prometheus/prometheus v0.316.0, Prometheus 3.x), as `go install
+# .../cmd/promtool@v0.316.0` would. Cached by the digest of that folder's
+# sources, so a change to promql-metrics rebuilds it.
+build_promtool() {
+  local dir="$ROOT/hack/tools/promtool" sum
+  sum="$(cat "$dir/go.mod" "$dir/go.sum" "$dir"/promql-metrics/*.go | sha256sum | cut -c1-12)"
+  local out="$CACHE/promtool-$sum"
+  if [ ! -x "$out/promtool" ] || [ ! -x "$out/promql-metrics" ]; then
+    log "building promtool and promql-metrics from the Go module proxy (first time: several minutes)"
+    rm -rf "$out.tmp" && mkdir -p "$out.tmp"
+    (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out.tmp/" \
+      github.com/prometheus/prometheus/cmd/promtool ./promql-metrics)
+    rm -rf "$out" && mv "$out.tmp" "$out"
+  fi
+  link promtool "$out/promtool"
+  link promql-metrics "$out/promql-metrics"
+}
+
 COREDNS_VERSION=v1.14.7
 
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(controller-gen helm golangci-lint nginx envoy etcd kube)
+[ ${#tools[@]} -gt 0 ] || tools=(controller-gen helm golangci-lint nginx envoy etcd kube promtool)
 mkdir -p "$CACHE" "$BIN"
 # One installer at a time per cache: two would build into the same folders.
 exec 9>"$CACHE/.lock"
@@ -117,6 +138,7 @@ for t in "${tools[@]}"; do
     controller-gen) go_install controller-gen "$CONTROLLER_GEN_VERSION" sigs.k8s.io/controller-tools/cmd/controller-gen controller-gen ;;
     helm) go_install helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm helm ;;
     golangci-lint) go_install golangci-lint-kube-api-linter "$KUBE_API_LINTER_VERSION" sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter golangci-lint ;;
+    promtool) build_promtool ;;
     coredns) go_install coredns "$COREDNS_VERSION" github.com/coredns/coredns k8s/coredns ;;
     registry) go_install registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry registry ;;
     cluster-packages) apt_install containerd runc containernetworking-plugins iptables conntrack umoci skopeo ;;

@@ -6,8 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
@@ -20,12 +18,15 @@ import (
 )
 
 // The chart's optional parts: the notes printed after an install, a
-// Prometheus Operator ServiceMonitor and a Grafana dashboard.
+// Prometheus Operator ServiceMonitor and a Grafana dashboard (the farms'
+// monitoring objects are in monitoring_test.go).
 
 func TestTheChartLintsWithItsOptionsOn(t *testing.T) {
 	helm(t, "lint", "--strict", chartDir,
 		"--set", "serviceMonitor.enabled=true", "--set", "serviceMonitor.labels.release=kube-prometheus-stack",
-		"--set", "grafanaDashboard.enabled=true", "--set", "grafanaDashboard.annotations.grafana_folder=Web farms")
+		"--set", "grafanaDashboard.enabled=true", "--set", "grafanaDashboard.annotations.grafana_folder=Web farms",
+		"--set", "monitoring.podMonitors.enabled=true", "--set", "monitoring.cadvisor.enabled=true",
+		"--set", "monitoring.prometheusRule.enabled=true", "--set", "monitoring.labels.release=kube-prometheus-stack")
 }
 
 // notes renders the chart's NOTES.txt with the real helm and no cluster:
@@ -101,6 +102,14 @@ func TestTheNotesTellHowToUseTheRelease(t *testing.T) {
 			release: "wf", ns: "webfarm-system",
 			args: []string{"--set", "serviceMonitor.enabled=true", "--set", "serviceMonitor.interval=30s", "--set", "grafanaDashboard.enabled=true"},
 			want: []string{"ServiceMonitor wf scrapes /metrics every 30s", "ConfigMap wf-dashboard"},
+		},
+		{
+			name:    "the notes name the PodMonitor, the cAdvisor ServiceMonitor and the PrometheusRule when they are on",
+			release: "wf", ns: "webfarm-system",
+			args: []string{"--set", "monitoring.podMonitors.enabled=true", "--set", "monitoring.podMonitors.interval=30s",
+				"--set", "monitoring.cadvisor.enabled=true", "--set", "monitoring.prometheusRule.enabled=true"},
+			want: []string{"PodMonitor wf-frontends scrapes the farms' Envoy frontends every 30s",
+				"ServiceMonitor wf-cadvisor scrapes the kubelets' container CPU counter every 15s", "PrometheusRule wf holds the alerting rules"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -407,152 +416,6 @@ func TestTheGrafanaDashboard(t *testing.T) {
 			t.Errorf("variables %v, want %v", names, want)
 		}
 	})
-
-	t.Run("every query names only metrics the operator exports", func(t *testing.T) {
-		exported := exportedMetrics(t)
-		used := map[string]bool{}
-		check := func(where, expr string) {
-			names := metricNames(expr)
-			if len(names) == 0 {
-				t.Errorf("%s: no metric in %q", where, expr)
-			}
-			for _, n := range names {
-				used[n] = true
-				if !exported[n] {
-					t.Errorf("%s: %s is not a metric of controllers/ or internal/ (renamed?) in %q", where, n, expr)
-				}
-			}
-		}
-		for _, p := range d.Panels {
-			for _, tg := range p.Targets {
-				check("panel "+p.Title, tg.Expr)
-			}
-		}
-		for _, v := range d.Templating.List {
-			if v.Type != "query" {
-				continue
-			}
-			var q struct {
-				Query string `json:"query"`
-			}
-			if err := json.Unmarshal(v.Query, &q); err != nil {
-				t.Fatalf("variable %s: %v", v.Name, err)
-			}
-			m := labelValues.FindStringSubmatch(q.Query)
-			if m == nil {
-				t.Errorf("variable %s: %q is not label_values(selector, label)", v.Name, q.Query)
-				continue
-			}
-			check("variable "+v.Name, m[1])
-		}
-		if len(used) < 10 {
-			t.Errorf("the dashboard uses only %v", used)
-		}
-	})
-}
-
-var labelValues = regexp.MustCompile(`^label_values\((.+),\s*[a-zA-Z_][a-zA-Z0-9_]*\)$`)
-
-// exportedMetrics scans the operator's Go sources (not the tests) for the
-// string literals "webfarm_..." that name its metrics (not map keys); a histogram's series
-// (_bucket, _sum, _count) count for a name whose line, or one of the two
-// before it, makes a histogram.
-func exportedMetrics(t *testing.T) map[string]bool {
-	t.Helper()
-	literal := regexp.MustCompile(`"(webfarm_[a-z0-9_]+)"(\s*:)?`)
-	names := map[string]bool{}
-	for _, dir := range []string{"controllers", "internal"} {
-		err := filepath.WalkDir(filepath.Join(testutil.RepoRoot(), dir), func(path string, e os.DirEntry, err error) error {
-			if err != nil || e.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-				return err
-			}
-			src, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			lines := strings.Split(string(src), "\n")
-			for i, line := range lines {
-				for _, m := range literal.FindAllStringSubmatch(line, -1) {
-					if m[2] != "" {
-						continue // a map key: the service discovery's webfarm_farm label
-					}
-					names[m[1]] = true
-					if strings.Contains(strings.Join(lines[max(0, i-2):i+1], "\n"), "Histogram") {
-						for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-							names[m[1]+suffix] = true
-						}
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, known := range []string{"webfarm_pool_requests_total", "webfarm_cache_hits_total", "webfarm_xds_envoys", "webfarm_pool_cold_start_seconds_bucket"} {
-		if !names[known] {
-			t.Fatalf("the scan of the sources missed %s: %v", known, names)
-		}
-	}
-	return names
-}
-
-var (
-	promStrings   = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|` + "`[^`]*`")
-	promVariables = regexp.MustCompile(`\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*`)
-	promRanges    = regexp.MustCompile(`\[[^\]]*\]`)
-	promMatchers  = regexp.MustCompile(`\{[^{}]*\}`)
-	promGrouping  = regexp.MustCompile(`\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)`)
-	promWords     = regexp.MustCompile(`[A-Za-z_:][A-Za-z0-9_:]*`)
-	promKeywords  = map[string]bool{"and": true, "or": true, "unless": true, "bool": true, "offset": true, "by": true,
-		"without": true, "on": true, "ignoring": true, "group_left": true, "group_right": true, "inf": true, "nan": true, "atan2": true}
-)
-
-// metricNames is the metrics a PromQL expression (with Grafana's variables)
-// selects: its words that are not in strings, label matchers, ranges or
-// grouping clauses, not functions, keywords or parts of numbers.
-func metricNames(expr string) []string {
-	s := promStrings.ReplaceAllString(expr, `""`)
-	s = promVariables.ReplaceAllString(s, "")
-	s = promRanges.ReplaceAllString(s, "")
-	s = promMatchers.ReplaceAllString(s, "")
-	s = promGrouping.ReplaceAllString(s, "")
-	seen := map[string]bool{}
-	for _, loc := range promWords.FindAllStringIndex(s, -1) {
-		word := s[loc[0]:loc[1]]
-		if loc[0] > 0 && strings.ContainsAny(s[loc[0]-1:loc[0]], "0123456789.") {
-			continue // the exponent of a number, 1e3
-		}
-		if strings.HasPrefix(strings.TrimLeft(s[loc[1]:], " \t\n"), "(") || promKeywords[strings.ToLower(word)] {
-			continue
-		}
-		seen[word] = true
-	}
-	names := make([]string, 0, len(seen))
-	for n := range seen {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-func TestMetricNamesFindsTheMetricsOfAnExpression(t *testing.T) {
-	for _, tc := range []struct {
-		name, expr string
-		want       []string
-	}{
-		{"a rate over Grafana's interval by two labels", `sum by (namespace, pool) (rate(webfarm_pool_requests_total{namespace=~"$namespace", pool=~"${pool}"}[$__rate_interval]))`, []string{"webfarm_pool_requests_total"}},
-		{"a ratio of two metrics with a grouping after the aggregation", `sum(rate(a_total[5m])) by (x) / on (x) group_left sum(rate(b_total{y="by (z)"}[5m])) by (x)`, []string{"a_total", "b_total"}},
-		{"a quantile of a histogram's buckets", `histogram_quantile(0.9, sum by (le) (rate(webfarm_pool_cold_start_seconds_bucket[1h])))`, []string{"webfarm_pool_cold_start_seconds_bucket"}},
-		{"numbers, keywords and offsets are no metrics", `1e3 * up offset 5m > bool 0.5 and inf_metric unless Inf`, []string{"inf_metric", "up"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := metricNames(tc.expr); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("metricNames(%q) = %v, want %v", tc.expr, got, tc.want)
-			}
-		})
-	}
 }
 
 func mustOne(t *testing.T, objs rendered, kind string, into any) {

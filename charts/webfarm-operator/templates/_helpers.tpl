@@ -31,3 +31,28 @@ keeps an image's content keeps the pods that run it. Call with
 {{- printf "%s:%s" $ref (.image.tag | default .root.Chart.AppVersion | toString) -}}
 {{- end -}}
 {{- end -}}
+
+{{- /* The chart's labels and monitoring.labels (which cannot replace them):
+the labels a Prometheus selects monitoring objects by. */ -}}
+{{- define "webfarm-operator.monitoringLabels" -}}
+{{- include "webfarm-operator.labels" . }}
+{{- $own := include "webfarm-operator.labels" . | fromYaml }}
+{{- range $name, $value := .Values.monitoring.labels }}
+{{- if not (hasKey $own $name) }}
+{{ $name }}: {{ $value | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{- /* A monitor's namespaceSelector: the one given, else the namespaces the
+operator serves (watchNamespaces), else any. */ -}}
+{{- define "webfarm-operator.farmNamespaces" -}}
+{{- if .selector }}
+{{- toYaml .selector }}
+{{- else if .root.Values.watchNamespaces }}
+matchNames:
+{{- toYaml .root.Values.watchNamespaces | nindent 0 }}
+{{- else }}
+any: true
+{{- end }}
+{{- end -}}
