@@ -10,10 +10,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -74,6 +77,12 @@ func runUntilSignal(o options) error {
 
 var samples = []string{"webfarm/contoso", "apppool/www", "apppool/images", "cachepolicy/static-content"}
 
+// The sample site served over HTTPS, and the Secret its certificate is in.
+const (
+	shopHost   = "shop.contoso.example"
+	shopSecret = "contoso-shop-tls"
+)
+
 func run(ctx context.Context, root string, o options, out io.Writer) (err error) {
 	step := func(msg string) { fmt.Fprintf(out, "\033[1;34m==>\033[0m %s\n", msg) }
 	// Teardown runs after Ctrl-C too, so it gets a context of its own.
@@ -128,6 +137,22 @@ func run(ctx context.Context, root string, o options, out io.Writer) (err error)
 	defer cleanup("deleting namespace "+o.namespace, func(c context.Context) error {
 		return devcluster.DeleteNamespace(c, k, o.namespace, 2*time.Minute)
 	})
+	// The shop site's HTTPS certificate, as cert-manager's self-signed issuer
+	// would make it; its CA goes where the printed curl finds it.
+	cert, err := devcluster.NewSiteCertificate(shopSecret, []string{shopHost}, 30*24*time.Hour, time.Now())
+	if err != nil {
+		return err
+	}
+	caFile := filepath.Join(root, ".demo", "contoso-ca.crt")
+	if err := os.MkdirAll(filepath.Dir(caFile), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(caFile, cert.CA, 0o644); err != nil {
+		return err
+	}
+	if _, err := k.RunWithInput(ctx, cert.Secret, "apply", "-n", o.namespace, "-f", "-"); err != nil {
+		return err
+	}
 	applied, err := k.Run(ctx, "apply", "-n", o.namespace, "-f", filepath.Join(root, "config", "samples"))
 	if err != nil {
 		return err
@@ -146,7 +171,7 @@ func run(ctx context.Context, root string, o options, out io.Writer) (err error)
 	fmt.Fprintln(out)
 	fmt.Fprint(out, listing)
 
-	reach, err := howToReach(ctx, k, o.namespace, local)
+	reach, err := howToReach(ctx, k, o.namespace, local, caFile)
 	if err != nil {
 		return err
 	}
@@ -174,11 +199,12 @@ func run(ctx context.Context, root string, o options, out io.Writer) (err error)
 // howToReach tells how to send requests to the sample pools. On the local
 // cluster Services are reachable from the host, and the demo checks that the
 // commands it prints work.
-func howToReach(ctx context.Context, k devcluster.Kubectl, namespace string, local bool) ([][2]string, error) {
+func howToReach(ctx context.Context, k devcluster.Kubectl, namespace string, local bool, caFile string) ([][2]string, error) {
 	if !local {
 		return [][2]string{
-			{"kubectl port-forward -n " + namespace + " service/contoso-frontend 8080:80 &", "the farm's Envoy frontend on this machine"},
+			{"kubectl port-forward -n " + namespace + " service/contoso-frontend 8080:80 8443:443 &", "the farm's Envoy frontend on this machine"},
 			{"curl -s -H 'Host: www.contoso.example' http://127.0.0.1:8080/", ""},
+			{"curl -s --cacert " + caFile + " --resolve " + shopHost + ":8443:127.0.0.1 https://" + shopHost + ":8443/", "the shop over HTTPS, its certificate checked"},
 		}, nil
 	}
 	get := func(service, field string) (string, error) {
@@ -200,6 +226,10 @@ func howToReach(ctx context.Context, k devcluster.Kubectl, namespace string, loc
 	if err != nil {
 		return nil, err
 	}
+	httpsPort, err := get("contoso-frontend", `.spec.ports[?(@.name=="https")].nodePort`)
+	if err != nil {
+		return nil, err
+	}
 	front := "http://" + node + ":" + nodePort
 	checks := [][2]string{{front + "/", "www.contoso.example"}, {"http://" + www + "/", ""}}
 	for _, c := range checks {
@@ -207,10 +237,17 @@ func howToReach(ctx context.Context, k devcluster.Kubectl, namespace string, loc
 			return nil, fmt.Errorf("the sample farm does not answer: %w", err)
 		}
 	}
+	shop := "https://" + shopHost + ":" + httpsPort + "/"
+	if err := devcluster.Poll(ctx, 60*time.Second, 500*time.Millisecond, func() error {
+		return expectHTTPS(ctx, shop, node+":"+httpsPort, caFile)
+	}); err != nil {
+		return nil, fmt.Errorf("the shop does not answer over HTTPS: %w", err)
+	}
 	return [][2]string{
 		{"curl -s -H 'Host: www.contoso.example' " + front + "/", "the farm through its Envoy frontend (NodePort)"},
 		{"curl -si -H 'Host: www.contoso.example' " + front + "/images/logo.svg", "the images pool through the cache tier: X-Cache-Status MISS, then HIT"},
 		{"curl -s -H 'Host: shop.contoso.example' " + front + "/", "another site of the farm"},
+		{"curl -s --cacert " + caFile + " --resolve " + shopHost + ":" + httpsPort + ":" + node + " " + shop, "the shop over HTTPS, its certificate checked"},
 		{"curl -s http://" + www + "/", "the www pool (nginx) alone, through its Service"},
 		{"curl -si -H '" + model.PoolHeader + ": images' http://" + cache + "/logo.svg", "the cache tier alone"},
 	}, nil
@@ -229,6 +266,38 @@ func printCommands(out io.Writer, commands [][2]string) {
 			fmt.Fprintf(out, "  %-*s   # %s\n", width, c[0], c[1])
 		}
 	}
+}
+
+// expectHTTPS sends a GET over HTTPS to url, connecting to address and
+// trusting only the CA in caFile (as the printed curl --cacert --resolve
+// does), and wants 200.
+func expectHTTPS(ctx context.Context, url, address, caFile string) error {
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		return err
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca)
+	transport := &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, address)
+		},
+	}
+	defer transport.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{Timeout: 2 * time.Second, Transport: transport}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return nil
 }
 
 // expectOK sends a GET (with a Host header unless host is empty) and wants 200.

@@ -3,8 +3,12 @@
 package e2e
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -34,6 +38,7 @@ func TestTheSampleFarm(t *testing.T) {
 	// The samples must start without a cause not to start, so without
 	// waiting for room that an earlier test's pods still hold.
 	cluster.WaitForNodeFree(t)
+	cert := cluster.SampleCertificate(t, ns)
 	cluster.ApplyFile(t, ns, filepath.Join(cluster.Root, "config", "samples"))
 	cluster.WaitReady(t, ns, 4*time.Minute, samples...)
 
@@ -102,6 +107,33 @@ spec:
 	})
 
 	frontend := cluster.NodeURL(t, ns, "contoso-frontend")
+
+	t.Run("the shop site answers over HTTPS with its certificate, trusted through the sample's CA", func(t *testing.T) {
+		node := strings.TrimSpace(cluster.Run(t, "get", "nodes", "-o", `jsonpath={.items[0].status.addresses[?(@.type=="InternalIP")].address}`))
+		port := strings.TrimSpace(cluster.Run(t, "get", "service", "-n", ns, "contoso-frontend", "-o", `jsonpath={.spec.ports[?(@.name=="https")].nodePort}`))
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(cert.CA)
+		// As curl --resolve: the site's name in the URL (SNI, Host), the node's address dialled.
+		client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return (&net.Dialer{}).DialContext(ctx, network, node+":"+port)
+			},
+		}}
+		defer client.CloseIdleConnections()
+		framework.Eventually(t, time.Minute, func() error {
+			resp, err := client.Get("https://shop.contoso.example:" + port + "/")
+			if err != nil {
+				return err
+			}
+			defer func() { _ = resp.Body.Close() }()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), wwwPage) {
+				return fmt.Errorf("%s %q, want 200 with %q", resp.Status, body, wwwPage)
+			}
+			return nil
+		})
+	})
 
 	t.Run("the Envoy frontend routes each site's hosts and paths to their pools", func(t *testing.T) {
 		for _, c := range []struct{ host, path, want string }{

@@ -45,6 +45,7 @@ func TestAHelmUpgradeFromThePreviousReleaseLosesNoRequest(t *testing.T) {
 	cluster.InstallRelease(t, previous)
 	ns := cluster.Namespace(t)
 	cluster.WaitForNodeFree(t)
+	cluster.SampleCertificate(t, ns)
 	// The samples, with frontends sized for the load (one Envoy carries all
 	// 200 requests/s while the other rolls, if the new release rolls them).
 	for _, f := range []string{"01-content.yaml", "02-apppools.yaml", "03-cachepolicy.yaml", "04-webfarm.yaml"} {

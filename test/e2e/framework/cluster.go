@@ -173,3 +173,16 @@ func (c *Cluster) InstallRelease(t testing.TB, r devcluster.Release) {
 		t.Fatalf("installing %s %s: %v", r.From.Chart, r.From.Version, err)
 	}
 }
+
+// SampleCertificate puts the certificate of the samples' HTTPS site
+// (shop.contoso.example, Secret contoso-shop-tls) into namespace, as `make
+// demo` does, and returns it; its CA is what clients trust.
+func (c *Cluster) SampleCertificate(t testing.TB, namespace string) devcluster.SiteCertificate {
+	t.Helper()
+	cert, err := devcluster.NewSiteCertificate("contoso-shop-tls", []string{"shop.contoso.example"}, 24*time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Apply(t, namespace, cert.Secret)
+	return cert
+}
