@@ -10,9 +10,9 @@
 # and cluster-packages (Debian: containerd, runc, CNI plugins, iptables, conntrack,
 # umoci, skopeo; needs root), wrk and h2load (Debian wrk and nghttp2-client; the
 # load clients of `make bench-dataplane`).
-# The downloads and package installs run in the background while the Go builds
-# (which use every core) run one after the other; each tool has its own lock, so
-# installers of different tools run at once.
+# The downloads and package installs run in the background, and so does the
+# Kubernetes build, beside the other Go builds (one after the other); each tool
+# has its own lock, so installers of different tools run at once.
 # Idempotent: a cached version is only linked into bin/. Usage: hack/install-tools.sh [tool...]
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
@@ -165,12 +165,14 @@ tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(controller-gen helm golangci-lint nginx envoy etcd kube)
 mkdir -p "$CACHE" "$BIN"
 # Downloads and package installs wait on the network and the disk: they run
-# beside the Go builds, which run one at a time as each already uses every core.
+# beside the Go builds. The Kubernetes build alone leaves a core idle for a
+# good part of its time (its link, packages waiting on others): the other Go
+# builds run beside it, one after the other.
 background=() builds=()
 for t in "${tools[@]}"; do
   case "$t" in
-    envoy | nginx | cluster-packages | wrk | h2load) background+=("$t") ;;
-    kube | etcd | coredns | controller-gen | helm | golangci-lint) builds+=("$t") ;;
+    envoy | nginx | cluster-packages | wrk | h2load | kube) background+=("$t") ;;
+    etcd | coredns | controller-gen | helm | golangci-lint) builds+=("$t") ;;
     *) die "unknown tool: $t" ;;
   esac
 done
