@@ -312,6 +312,40 @@ func TestTheChartRendersTheOperator(t *testing.T) {
 	})
 }
 
+// The kustomize installation (config/default) names the same release's
+// images as the chart does by default.
+func TestTheKustomizeInstallationRunsTheChartsRelease(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "config", "manager", "manager.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d appsv1.Deployment
+	for _, doc := range strings.Split(string(raw), "\n---\n") {
+		if strings.Contains(doc, "kind: Deployment") {
+			mustUnmarshal(t, []byte(doc), &d)
+		}
+	}
+	if len(d.Spec.Template.Spec.Containers) == 0 {
+		t.Fatal("config/manager/manager.yaml has no Deployment")
+	}
+	version := chartVersion(t)
+	c := d.Spec.Template.Spec.Containers[0]
+	want := map[string]string{
+		"image":               "ghcr.io/webfarm-dev/webfarm-operator:" + version,
+		"--envoy-image":       "ghcr.io/webfarm-dev/webfarm-envoy:" + version,
+		"--nginx-image":       "ghcr.io/webfarm-dev/webfarm-nginx:" + version,
+		"--cache-agent-image": "ghcr.io/webfarm-dev/webfarm-operator:" + version,
+	}
+	if c.Image != want["image"] {
+		t.Errorf("image %s, want %s", c.Image, want["image"])
+	}
+	for flag, ref := range want {
+		if flag != "image" && !contains(c.Args, flag+"="+ref) {
+			t.Errorf("args %v lack %s=%s", c.Args, flag, ref)
+		}
+	}
+}
+
 // chartVersion is the version in Chart.yaml (its appVersion is the same).
 func chartVersion(t *testing.T) string {
 	t.Helper()
