@@ -77,7 +77,8 @@ func (p Published) PlainHTTP() bool {
 // PublishPrevious publishes the previous release, for upgrade tests: the
 // commit and version that hack/previous-release.env names, checked out of the
 // repository's history into bin/previous-release, built and pushed with that
-// commit's own hack/release.sh (its operator image, its chart and CRDs).
+// commit's own hack/release.sh (its operator image, its chart and CRDs; the
+// Envoy and nginx images are built by today's scripts).
 func PublishPrevious(ctx context.Context, root string, out io.Writer) (Published, error) {
 	pinned, err := readEnv(filepath.Join(root, "hack", "previous-release.env"))
 	if err != nil {
@@ -94,9 +95,16 @@ func PublishPrevious(ctx context.Context, root string, out io.Writer) (Published
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Published{}, err
 	}
-	// git archive needs the commit in this clone's history (a shallow clone
-	// lacks it: fetch with --unshallow).
-	extract := exec.CommandContext(ctx, "sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", root, commit, dir)
+	// The previous release's code, chart and hack/release.sh, with today's
+	// image tooling (the rest of hack/): its Envoy and nginx images are
+	// today's, so only what the previous operator renders differently rolls
+	// pods, and a build of the previous images cannot break on a Debian
+	// archive that has moved on. git archive needs the commit in this
+	// clone's history (a shallow clone lacks it: fetch with --unshallow).
+	extract := exec.CommandContext(ctx, "sh", "-c", `set -e
+		git -C "$1" archive "$2" | tar -x -C "$3"
+		rm -rf "$3/hack" && cp -a "$1/hack" "$3/hack" && rm -f "$3/hack/release.sh"
+		git -C "$1" archive "$2" hack/release.sh | tar -x -C "$3"`, "sh", root, commit, dir)
 	if b, err := extract.CombinedOutput(); err != nil {
 		return Published{}, fmt.Errorf("checking out the previous release %s (%s): %w: %s", version, commit, err, b)
 	}
