@@ -27,12 +27,13 @@ type manifestSet struct {
 	manifests []string
 }
 
-// storedSets are the shapes users have stored: the samples, and every
-// manifest of the hostile table that the API server accepts.
+// storedSets are the shapes users have stored: the samples as they were with
+// the earlier CRDs, and every manifest of the hostile table that the API
+// server accepts.
 func storedSets(t *testing.T) []manifestSet {
 	t.Helper()
 	samples := manifestSet{name: "the samples"}
-	files, err := filepath.Glob(filepath.Join(testutil.RepoRoot(), "config", "samples", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join("testdata", "earlier-crds", "samples", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no samples: %v", err)
 	}
