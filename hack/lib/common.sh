@@ -27,3 +27,25 @@ die() { printf '\033[1;31merror:\033[0m %s\n' "$*" >&2; exit 1; }
 
 # link NAME TARGET: expose a cached binary under bin/.
 link() { mkdir -p "$(dirname "$BIN/$1")"; ln -sfn "$2" "$BIN/$1"; }
+
+# cosign's flags for a registry on loopback (plain HTTP).
+COSIGN_PLAIN_HTTP=(--allow-http-registry --allow-insecure-registry)
+
+# local_signing_key: the path of this user's cosign key for releases to a
+# loopback registry, made on first use (no password; the public key is
+# cosign.pub next to it). Needs bin/cosign (hack/install-tools.sh cosign).
+local_signing_key() {
+  local dir="$CACHE/signing"
+  if [ ! -f "$dir/cosign.key" ]; then
+    mkdir -p "$dir" && chmod 0700 "$dir"
+    (
+      flock 7
+      if [ ! -f "$dir/cosign.key" ]; then
+        cd "$dir" && COSIGN_PASSWORD="" "$BIN/cosign" generate-key-pair --output-key-prefix cosign.tmp >/dev/null 2>&1 &&
+          mv cosign.tmp.pub cosign.pub && mv cosign.tmp.key cosign.key
+      fi
+    ) 7>"$dir/.lock" || die "could not make a signing key in $dir"
+    log "made the local signing key $dir/cosign.key (public key: cosign.pub)"
+  fi
+  echo "$dir/cosign.key"
+}
