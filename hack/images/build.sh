@@ -351,6 +351,8 @@ EOF
   { echo "$PROMETHEUS_PACKAGE"; host_libs_of "$r/usr/bin/prometheus"; } >"$WORK/packages.txt"
   # shellcheck disable=SC2046 # package names
   dpkg_status_d "$r" $(host_libs_of "$r/usr/bin/prometheus" | cut -d= -f1)
+  { dpkg-deb -f "$deb" Package Version Architecture Maintainer Source Homepage; echo "Status: install ok installed"; } \
+    >"$r/var/lib/dpkg/status.d/${PROMETHEUS_PACKAGE%%=*}"
   CONFIG=(--config.entrypoint /usr/bin/prometheus
     --config.cmd --config.file=/etc/prometheus/prometheus.yml
     --config.cmd --storage.tsdb.path=/prometheus
