@@ -7,8 +7,9 @@
 # Envoy images, the Go modules of the operator). Fails on the first image that
 # is unsigned, altered or signed by someone else.
 #
-# Usage: hack/verify-release.sh [--env FILE] [--key FILE | --identity-regexp RE [--issuer URL]]
+# Usage: hack/verify-release.sh [--env FILE | REPOSITORY@DIGEST...] [--key FILE | --identity-regexp RE [--issuer URL]]
 #   --env              the release.env hack/release.sh wrote (default: dist/release.env)
+#   REPOSITORY@DIGEST  instead: these images, each signed with a signed SBOM
 #   --key              the signer's public key (default on a loopback registry:
 #                      the local per-user key, $CACHE/signing/cosign.pub)
 #   --identity-regexp  keyless: the signer's certificate identity, e.g.
@@ -20,21 +21,26 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/lib/common.sh"
 
-env_file="$ROOT/dist/release.env" key="" identity="" issuer="https://token.actions.githubusercontent.com"
+refs=() env_file="$ROOT/dist/release.env" key="" identity="" issuer="https://token.actions.githubusercontent.com"
 while [ $# -gt 0 ]; do
   case "$1" in
     --env) env_file="$2"; shift 2 ;;
     --key) key="$2"; shift 2 ;;
     --identity-regexp) identity="$2"; shift 2 ;;
     --issuer) issuer="$2"; shift 2 ;;
-    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) die "unknown argument: $1 (hack/verify-release.sh -h)" ;;
+    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) die "unknown argument: $1 (hack/verify-release.sh -h)" ;;
+    *) refs+=("$1"); shift ;;
   esac
 done
-[ -f "$env_file" ] || die "no release description at $env_file (make release writes it)"
 REGISTRY="" VERSION="" CHART_DIGEST=""
-. "$env_file"
-[ -n "$REGISTRY" ] && [ -n "$VERSION" ] || die "$env_file names no REGISTRY and VERSION"
+if [ ${#refs[@]} -eq 0 ]; then
+  [ -f "$env_file" ] || die "no release description at $env_file (make release writes it)"
+  . "$env_file"
+  [ -n "$REGISTRY" ] && [ -n "$VERSION" ] || die "$env_file names no REGISTRY and VERSION"
+else
+  REGISTRY="${refs[0]%%/*}"
+fi
 "$ROOT/hack/install-tools.sh" cosign >&2
 
 plain_http="" http_flags=()
@@ -92,6 +98,8 @@ for line in open(path):
     for p in statement["predicate"].get("packages", []):
         if p.get("versionInfo"):
             packages.setdefault(p["name"], p["versionInfo"])
+if not packages:
+    sys.exit(f"{ref}: the SBOM lists no package with a version")
 missing = [w for w in wanted if w not in packages]
 if missing:
     sys.exit(f"{ref}: the SBOM lists no version of {', '.join(missing)} ({len(packages)} packages)")
@@ -106,6 +114,19 @@ declare -A expect=(
   [envoy]="envoy libc6"
   [nginx]="nginx-light libnginx-mod-http-js curl libssl3"
 )
+if [ ${#refs[@]} -gt 0 ]; then
+  for ref in "${refs[@]}"; do
+    [[ "$ref" == *@sha256:* ]] || die "$ref: give an image by digest (REPOSITORY@sha256:...)"
+    out="$("$BIN/cosign" verify "${cosign_flags[@]}" "$ref" 2>&1 >/dev/null)" ||
+      die "$ref is not signed by the expected signer: $(tail -n1 <<<"$out")"
+    n="${ref%@*}" && n="${n##*/webfarm-}"
+    # shellcheck disable=SC2086 # a list of names
+    lists="$(sbom_lists "$ref" ${expect[$n]:-})" || exit 1
+    log "$ref: signed; signed SBOM:"
+    echo "$lists" >&2
+  done
+  exit 0
+fi
 for n in operator envoy nginx; do
   var="${n^^}_DIGEST"
   repo="$REGISTRY/webfarm-$n"
