@@ -6,7 +6,8 @@
 #   controller-gen, helm, golangci-lint with the Kubernetes API linter
 #   (sigs.k8s.io/kube-api-linter).
 #   promtool and promql-metrics (the chart's alerting rules' checks, built from
-#   github.com/prometheus/prometheus, hack/tools/promtool).
+#   github.com/prometheus/prometheus, hack/tools/promtool), cosign and syft
+#   (signatures and SBOMs of releases; built from their modules).
 # Only on request (used by hack/cluster/up.sh, not by `make test`): coredns (built
 # from the Go module proxy with only the plugins the cluster uses, hack/tools/coredns),
 # registry (CNCF distribution, the local cluster's image registry, built from
@@ -135,6 +136,20 @@ go_install() {
   link "$link_as" "$out/$name"
 }
 
+# install_syft: syft (the release's SBOMs), as go_install would build it, plus
+# its version, which it writes into every SBOM it makes.
+install_syft() {
+  local out="$CACHE/syft-$SYFT_VERSION" tmp
+  if [ ! -x "$out/syft" ]; then
+    log "installing syft $SYFT_VERSION from the Go module proxy"
+    tmp="$(build_dir "$out")"
+    CGO_ENABLED=0 GOBIN="$tmp" go install -trimpath -ldflags "-s -w -X main.version=${SYFT_VERSION#v}" \
+      "github.com/anchore/syft/cmd/syft@$SYFT_VERSION"
+    publish "$tmp" "$out" syft
+  fi
+  link syft "$out/syft"
+}
+
 install_nginx() {
   command -v nginx >/dev/null 2>&1 || apt_install nginx-light
   # njs: a pool's queue timeout is a script (the config check loads it).
@@ -181,6 +196,8 @@ install_tool() (
     golangci-lint) go_install golangci-lint-kube-api-linter "$KUBE_API_LINTER_VERSION" sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter golangci-lint ;;
     promtool) build_promtool ;;
     registry) go_install registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry registry ;;
+    cosign) go_install cosign "$COSIGN_VERSION" github.com/sigstore/cosign/v2/cmd/cosign cosign ;;
+    syft) install_syft ;;
     cluster-packages) apt_install containerd runc containernetworking-plugins iptables conntrack umoci skopeo ;;
     wrk) apt_install wrk && link wrk "$(command -v wrk)" ;;
     h2load) apt_install nghttp2-client && link h2load "$(command -v h2load)" ;;
@@ -188,7 +205,7 @@ install_tool() (
 )
 
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(controller-gen helm golangci-lint nginx envoy etcd kube promtool)
+[ ${#tools[@]} -gt 0 ] || tools=(controller-gen helm golangci-lint nginx envoy etcd kube promtool cosign syft)
 mkdir -p "$CACHE" "$BIN"
 # Downloads and package installs wait on the network and the disk: they run
 # beside the Go builds. The Kubernetes build alone leaves a core idle for a
@@ -198,7 +215,7 @@ background=() builds=()
 for t in "${tools[@]}"; do
   case "$t" in
     envoy | nginx | cluster-packages | wrk | h2load | kube) background+=("$t") ;;
-    etcd | coredns | controller-gen | helm | golangci-lint | promtool | registry) builds+=("$t") ;;
+    etcd | coredns | controller-gen | helm | golangci-lint | promtool | registry | cosign | syft) builds+=("$t") ;;
     *) die "unknown tool: $t" ;;
   esac
 done

@@ -6,25 +6,36 @@
 # those just pushed, by digest. Writes what it published to
 # dist/release.env (the registry, the version, the chart reference and each
 # image's digest) for the steps that install or verify it.
+# Each pushed image gets an SBOM (syft, SPDX JSON, from the pushed digest;
+# kept as dist/sbom/<name>.spdx.json) attached as a signed attestation, and a
+# signature (cosign); the chart is signed too. hack/verify-release.sh checks them.
 #
-# Usage: hack/release.sh [--registry REGISTRY] [--version VERSION]
+# Usage: hack/release.sh [--registry REGISTRY] [--version VERSION] [--sign-key FILE] [--dist DIR]
 #   --registry  where to publish (default: the local cluster's registry on
 #               loopback, $LOCAL_REGISTRY/webfarm-dev, started if needed; the
 #               release workflow passes ghcr.io/<owner>)
 #   --version   default: the chart's version (charts/webfarm-operator/Chart.yaml)
+#   --sign-key  cosign private key (or $SIGN_KEY; its password in
+#               $COSIGN_PASSWORD). Default: on a loopback registry the per-user
+#               key $CACHE/signing/cosign.key (made on first use, no password,
+#               no transparency log); elsewhere keyless (an OIDC identity, e.g.
+#               GitHub Actions' id-token, recorded in Sigstore's public log)
+#   --dist      where release.env and the SBOMs go (default: dist/)
 # Needs root for the image builds (hack/images/build.sh) and bin/manager
 # (make build). Log in first to a registry that needs it (helm registry login,
-# skopeo login).
+# skopeo login, cosign login).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/lib/common.sh"
 
-registry="$LOCAL_REGISTRY/webfarm-dev" version=""
+registry="$LOCAL_REGISTRY/webfarm-dev" version="" sign_key="${SIGN_KEY:-}" dist="$ROOT/dist"
 while [ $# -gt 0 ]; do
   case "$1" in
     --registry) registry="${2%/}"; shift 2 ;;
     --version) version="$2"; shift 2 ;;
-    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --sign-key) sign_key="$2"; shift 2 ;;
+    --dist) dist="$2"; shift 2 ;;
+    -h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1 (hack/release.sh -h)" ;;
   esac
 done
@@ -40,11 +51,24 @@ case "$registry" in
   127.* | localhost:*) plain_http=(--plain-http) ;;
 esac
 
-"$ROOT/hack/install-tools.sh" helm
+"$ROOT/hack/install-tools.sh" helm cosign syft
 "$ROOT/hack/images/build.sh" operator envoy nginx
 
-dist="$ROOT/dist"
-mkdir -p "$dist"
+# The signing key: given, the local per-user one on loopback, else keyless.
+if [ -z "$sign_key" ] && [ ${#plain_http[@]} -gt 0 ]; then
+  sign_key="$(local_signing_key)"
+fi
+sign=(--yes)
+if [ -n "$sign_key" ]; then
+  [ -f "$sign_key" ] || die "no such signing key: $sign_key"
+  export COSIGN_PASSWORD="${COSIGN_PASSWORD-}"
+  sign+=(--key "$sign_key")
+  # A loopback registry is private to this machine: nothing goes to the public log.
+  [ ${#plain_http[@]} -eq 0 ] || sign+=(--tlog-upload=false)
+fi
+[ ${#plain_http[@]} -eq 0 ] || sign+=("${COSIGN_PLAIN_HTTP[@]}")
+
+mkdir -p "$dist/sbom"
 env_file="$dist/release.env.tmp"
 {
   echo "REGISTRY=$registry"
@@ -53,8 +77,16 @@ env_file="$dist/release.env.tmp"
 for n in operator envoy nginx; do
   digest_file="$(mktemp)"
   "$ROOT/hack/images/push.sh" --to "$registry/webfarm-$n:$version" --digest-file "$digest_file" "$BIN/images/$n.tar"
-  echo "${n^^}_DIGEST=$(cat "$digest_file")" >>"$env_file"
+  digest="$(cat "$digest_file")"
   rm -f "$digest_file"
+  echo "${n^^}_DIGEST=$digest" >>"$env_file"
+  # The SBOM describes what was pushed: syft reads the image back by digest.
+  ref="$registry/webfarm-$n@$digest" sbom="$dist/sbom/$n.spdx.json"
+  SYFT_REGISTRY_INSECURE_USE_HTTP="$([ ${#plain_http[@]} -gt 0 ] && echo true || echo false)" \
+    SYFT_CHECK_FOR_APP_UPDATE=false "$BIN/syft" scan --quiet "registry:$ref" -o "spdx-json=$sbom"
+  "$BIN/cosign" attest "${sign[@]}" --replace --type spdxjson --predicate "$sbom" "$ref" 2>&1 | sed 's/^/    /' >&2
+  "$BIN/cosign" sign "${sign[@]}" "$ref" 2>&1 | sed 's/^/    /' >&2
+  log "signed $ref and attached its SBOM ($(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["packages"]))' "$sbom") packages)"
 done
 
 # The chart of this version: its appVersion is the images' tag; its default
@@ -85,6 +117,9 @@ PY
 "$BIN/helm" push "$dist/webfarm-operator-$version.tgz" "oci://$registry/charts" "${plain_http[@]}" 2>&1 |
   sed -n 's/^Digest: /CHART_DIGEST=/p' >>"$env_file"
 echo "CHART=oci://$registry/charts/webfarm-operator" >>"$env_file"
+. "$env_file"
+[[ "${CHART_DIGEST:-}" == sha256:* ]] || die "helm push printed no chart digest"
+"$BIN/cosign" sign "${sign[@]}" "$registry/charts/webfarm-operator@$CHART_DIGEST" 2>&1 | sed 's/^/    /' >&2
 mv "$env_file" "$dist/release.env"
 log "published $version to $registry:"
 sed 's/^/    /' "$dist/release.env" >&2

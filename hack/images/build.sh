@@ -61,6 +61,29 @@ debian_mirror() {
   echo "${m:-http://deb.debian.org/debian}"
 }
 
+debian_security_mirror() {
+  if [ -n "${WEBFARM_DEBIAN_SECURITY_MIRROR:-}" ]; then echo "$WEBFARM_DEBIAN_SECURITY_MIRROR"; return; fi
+  local m
+  m="$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
+    sed -n -e 's/^URIs:[[:space:]]*//p' -e 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]\+\).*/\2/p' |
+    tr ' ' '\n' | grep -E '/debian-security/?$' | head -n1 || true)"
+  echo "${m:-http://deb.debian.org/debian-security}"
+}
+
+# updates_state: the dates of the update suites' signed Release files. A new
+# security or stable update changes them, which changes the Debian images'
+# cache keys, so the next build picks the update up.
+updates_state() {
+  local suite url date
+  for suite in "$DEBIAN_SUITE-updates" "$DEBIAN_SUITE-security"; do
+    case "$suite" in *-security) url="$(debian_security_mirror)" ;; *) url="$(debian_mirror)" ;; esac
+    date="$(curl -fsS --max-time 30 "${url%/}/dists/$suite/InRelease" | sed -n 's/^Date: //p' | head -n1)" ||
+      true
+    [ -n "$date" ] || die "could not read ${url%/}/dists/$suite/InRelease (the Debian images take its updates)"
+    echo "$suite=$date"
+  done
+}
+
 # ---- root filesystem helpers ------------------------------------------------
 
 # base_files ROOTFS: users, groups, name service switch and /tmp for images
@@ -109,8 +132,27 @@ host_libs_of() {
   done
 }
 
+# pin_matches VERSION PIN: the installed VERSION is the pinned one or a stable
+# or security update of it (Debian appends +debNNuN to the revision).
+pin_matches() { [ "$1" = "$2" ] || [[ "$1" == "$2+deb"* ]]; }
+
+# dpkg_status_d ROOTFS PACKAGE...: the host packages' dpkg records, one file
+# each in /var/lib/dpkg/status.d/ (as distroless images keep them), so SBOM
+# scanners list the libraries an image copied from the host.
+dpkg_status_d() {
+  local r=$1 p
+  shift
+  mkdir -p "$r/var/lib/dpkg/status.d"
+  for p in "$@"; do
+    dpkg-query -W -f 'Package: ${Package}\nStatus: install ok installed\nPriority: ${Priority}\nSection: ${Section}\nMaintainer: ${Maintainer}\nArchitecture: ${Architecture}\nSource: ${source:Package} (${source:Version})\nVersion: ${Version}\nHomepage: ${Homepage}\nDescription: ${binary:Summary}\n' "$p" |
+      grep -v ': $' >"$r/var/lib/dpkg/status.d/$p"
+  done
+  chmod -R a+rX "$r/var"
+}
+
 # debootstrap_rootfs ROOTFS "pkg=version ...": a Debian minbase userland with
-# those packages, checked against the pinned versions.
+# those packages and every update of $DEBIAN_SUITE-updates and
+# $DEBIAN_SUITE-security, checked against the pinned versions.
 debootstrap_rootfs() {
   local r=$1 pins=$2 p names=() mirror
   for p in $pins; do names+=("${p%%=*}"); done
@@ -122,10 +164,29 @@ debootstrap_rootfs() {
     tail -n 20 "$WORK/debootstrap.log" >&2
     die "debootstrap failed (log above)"
   fi
+  # The update suites, as a Debian system is set up to use them, then every
+  # update installed (debootstrap takes one suite from one mirror). The
+  # downloaded packages are kept with debootstrap's.
+  printf 'deb %s %s main\n' "$mirror" "$DEBIAN_SUITE" "$mirror" "$DEBIAN_SUITE-updates" \
+    "$(debian_security_mirror)" "$DEBIAN_SUITE-security" >"$r/etc/apt/sources.list"
+  local deb
+  for deb in "$IMAGES_CACHE"/debs/*.deb; do ln -f "$deb" "$r/var/cache/apt/archives/" 2>/dev/null || true; done
+  mount -t proc proc "$r/proc"
+  if ! { chroot "$r" apt-get -qq update && DEBIAN_FRONTEND=noninteractive chroot "$r" apt-get -y -qq \
+    -o Dpkg::Options::=--force-confold upgrade; } >>"$WORK/debootstrap.log" 2>&1; then
+    umount "$r/proc"
+    tail -n 20 "$WORK/debootstrap.log" >&2
+    die "apt-get upgrade from $DEBIAN_SUITE-updates and -security failed (log above)"
+  fi
+  umount "$r/proc"
+  for deb in "$r"/var/cache/apt/archives/*.deb; do
+    [ -e "$IMAGES_CACHE/debs/$(basename "$deb")" ] || ln -f "$deb" "$IMAGES_CACHE/debs/" 2>/dev/null || true
+  done
   local got
   for p in $pins; do
     got="$(dpkg-query --admindir="$r/var/lib/dpkg" -W -f '${Version}' "${p%%=*}" 2>/dev/null || true)"
-    [ "$got" = "${p#*=}" ] || die "$DEBIAN_SUITE installed ${p%%=*} $got, pinned ${p#*=}: update hack/images/versions.env"
+    pin_matches "$got" "${p#*=}" ||
+      die "$DEBIAN_SUITE installed ${p%%=*} $got, pinned ${p#*=} (or an update of it): update hack/images/versions.env"
   done
 }
 
@@ -196,13 +257,15 @@ rootfs_envoy() {
   copy_libs "$r" /usr/local/bin/envoy
   "$r/usr/local/bin/envoy" --version | grep "/$ENVOY_VERSION/" >/dev/null || die "unexpected envoy version"
   { echo "envoy=$ENVOY_VERSION"; host_libs_of "$e"; } >"$WORK/packages.txt"
+  # shellcheck disable=SC2046 # package names
+  dpkg_status_d "$r" $(host_libs_of "$e" | cut -d= -f1)
   CONFIG=(--config.entrypoint /usr/local/bin/envoy
     --config.cmd --config-path --config.cmd /etc/envoy/envoy.json
     --config.label "org.opencontainers.image.title=webfarm-envoy"
     --config.label "org.opencontainers.image.version=$ENVOY_VERSION")
 }
 
-inputs_nginx() { echo "suite=$DEBIAN_SUITE packages=$NGINX_IMAGE_PACKAGES"; }
+inputs_nginx() { echo "suite=$DEBIAN_SUITE packages=$NGINX_IMAGE_PACKAGES"; updates_state; }
 rootfs_nginx() {
   local r=$1
   debootstrap_rootfs "$r" "$NGINX_IMAGE_PACKAGES"
@@ -233,6 +296,7 @@ testapp_bin() {
 }
 inputs_client() {
   echo "suite=$DEBIAN_SUITE packages=$CLIENT_IMAGE_PACKAGES"
+  updates_state
   echo "testapp-sha256=$(sha256sum <"$(testapp_bin)" | cut -d' ' -f1)"
 }
 rootfs_client() {
@@ -285,6 +349,10 @@ EOF
   chown "$NONROOT:$NONROOT" "$r/prometheus"
   chmod 0775 "$r/prometheus"
   { echo "$PROMETHEUS_PACKAGE"; host_libs_of "$r/usr/bin/prometheus"; } >"$WORK/packages.txt"
+  # shellcheck disable=SC2046 # package names
+  dpkg_status_d "$r" $(host_libs_of "$r/usr/bin/prometheus" | cut -d= -f1)
+  { dpkg-deb -f "$deb" Package Version Architecture Maintainer Source Homepage; echo "Status: install ok installed"; } \
+    >"$r/var/lib/dpkg/status.d/${PROMETHEUS_PACKAGE%%=*}"
   CONFIG=(--config.entrypoint /usr/bin/prometheus
     --config.cmd --config.file=/etc/prometheus/prometheus.yml
     --config.cmd --storage.tsdb.path=/prometheus
@@ -318,7 +386,8 @@ key_of() {
   {
     echo "ref=$(ref_of "$n")"
     "inputs_$n"
-    declare -f "rootfs_$n" build_image base_files etc_hosts add_nonroot copy_libs debootstrap_rootfs trim_debian
+    declare -f "rootfs_$n" build_image base_files etc_hosts add_nonroot copy_libs debootstrap_rootfs trim_debian \
+      pin_matches dpkg_status_d
   } | sha256sum | cut -c1-16
 }
 
@@ -345,8 +414,11 @@ build_image() {
     while read -r p; do pins+="${pins:+ }$p"; done <"$WORK/packages.txt"
     labels+=(--config.label "webfarm.dev/image-inputs=$key")
     case "$n" in
-      nginx | client) labels+=(--config.label "webfarm.dev/debian-suite=$DEBIAN_SUITE"
-        --config.label "webfarm.dev/packages=$(eval echo "\$${n^^}_IMAGE_PACKAGES")") ;;
+      nginx | client)
+        local asked="" q
+        for q in $(eval echo "\$${n^^}_IMAGE_PACKAGES"); do asked+="${asked:+ }$(grep "^${q%%=*}=" "$WORK/packages.txt")"; done
+        labels+=(--config.label "webfarm.dev/debian-suite=$DEBIAN_SUITE $DEBIAN_SUITE-updates $DEBIAN_SUITE-security"
+          --config.label "webfarm.dev/packages=$asked") ;;
       *) labels+=(--config.label "webfarm.dev/packages=$pins") ;;
     esac
     umoci config --image "$layout:$tag" --author webfarm.dev \

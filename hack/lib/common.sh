@@ -19,6 +19,9 @@ NGINX_SERIES=1.22 # Debian bookworm's nginx
 # The image registry on loopback that releases are pushed to and the local
 # cluster pulls from (CNCF distribution).
 REGISTRY_VERSION=v3.1.2
+# Release signing and SBOMs (hack/release.sh, hack/verify-release.sh).
+COSIGN_VERSION=v2.6.5
+SYFT_VERSION=v1.57.1
 LOCAL_REGISTRY="${WEBFARM_LOCAL_REGISTRY:-127.0.0.1:5000}"
 # Where releases are published and what the chart's image references name.
 PUBLIC_REGISTRY=ghcr.io/webfarm-dev
@@ -28,3 +31,25 @@ die() { printf '\033[1;31merror:\033[0m %s\n' "$*" >&2; exit 1; }
 
 # link NAME TARGET: expose a cached binary under bin/.
 link() { mkdir -p "$(dirname "$BIN/$1")"; ln -sfn "$2" "$BIN/$1"; }
+
+# cosign's flags for a registry on loopback (plain HTTP).
+COSIGN_PLAIN_HTTP=(--allow-http-registry --allow-insecure-registry)
+
+# local_signing_key: the path of this user's cosign key for releases to a
+# loopback registry, made on first use (no password; the public key is
+# cosign.pub next to it). Needs bin/cosign (hack/install-tools.sh cosign).
+local_signing_key() {
+  local dir="$CACHE/signing"
+  if [ ! -f "$dir/cosign.key" ]; then
+    mkdir -p "$dir" && chmod 0700 "$dir"
+    (
+      flock 7
+      if [ ! -f "$dir/cosign.key" ]; then
+        cd "$dir" && COSIGN_PASSWORD="" "$BIN/cosign" generate-key-pair --output-key-prefix cosign.tmp >/dev/null 2>&1 &&
+          mv cosign.tmp.pub cosign.pub && mv cosign.tmp.key cosign.key
+      fi
+    ) 7>"$dir/.lock" || die "could not make a signing key in $dir"
+    log "made the local signing key $dir/cosign.key (public key: cosign.pub)"
+  fi
+  echo "$dir/cosign.key"
+}
