@@ -35,6 +35,14 @@ func Publish(ctx context.Context, root, version string, out io.Writer) (Publishe
 	return ReadPublished(filepath.Join(root, "dist", "release.env"))
 }
 
+// VerifyPublished checks the release that Publish last published (its
+// dist/release.env): every image and the chart signed, every image with a
+// signed SBOM, every tag still naming its released digest
+// (hack/verify-release.sh).
+func VerifyPublished(ctx context.Context, root string, out io.Writer) error {
+	return runScript(ctx, root, out, "hack/verify-release.sh", "--env", filepath.Join(root, "dist", "release.env"))
+}
+
 // ReadPublished reads a release.env written by hack/release.sh.
 func ReadPublished(path string) (Published, error) {
 	values, err := readEnv(path)

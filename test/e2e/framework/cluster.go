@@ -70,6 +70,10 @@ func Start(ctx context.Context, out io.Writer) (*Cluster, error) {
 	if c.Release.From, err = devcluster.Publish(ctx, root, "", out); err != nil {
 		return c, err
 	}
+	step("verifying the release's signatures and SBOMs (hack/verify-release.sh)")
+	if err := devcluster.VerifyPublished(ctx, root, out); err != nil {
+		return c, err
+	}
 	step("pushing the tests' images")
 	if err := c.local.PushImages(ctx, c.imageArchive("client"), c.imageArchive("prometheus")); err != nil {
 		return c, err
