@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -18,6 +19,7 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/collect/cachestats"
+	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/render/nginx"
 )
@@ -203,6 +205,14 @@ func (r *CachePolicyReconciler) syncPurgeRequest(ctx context.Context, policy *v1
 	return nil
 }
 
+// nothingToPurge tells whether a purge that failed with err needs no retry:
+// a pod that is not Ready gets no traffic, and while its agent does not
+// listen nginx admits nothing to its cache (misses go through the agent), so
+// such a pod (a starting one, as while a tier rolls) holds nothing to purge.
+func nothingToPurge(pod *corev1.Pod, err error) bool {
+	return !health.PodReady(pod) && errors.Is(err, syscall.ECONNREFUSED)
+}
+
 // purgeTier asks the agent of every running pod of the tier to purge a
 // pool's entries ("" for all) and returns how many they removed. A pod that
 // starts later has an empty cache.
@@ -228,6 +238,9 @@ func (r *CachePolicyReconciler) purgeTier(ctx context.Context, policy *v1.CacheP
 			continue
 		}
 		n, err := agents.Purge(ctx, pod.Status.PodIP, token, pool)
+		if err != nil && nothingToPurge(&pod, err) {
+			continue
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("purging cache pod %s: %w", pod.Name, err))
 			continue

@@ -157,6 +157,10 @@ type child struct {
 func children(t *testing.T, ns string) map[string]child {
 	t.Helper()
 	out := map[string]child{}
+	// The pods first: a pod of a new template exists only once its
+	// Deployment changed, so the Deployments read after them show it.
+	pods := cluster.Run(t, "get", "pods", "-n", ns, "-l", managedBy, "-o",
+		`jsonpath={range .items[*]}{.metadata.name} {.metadata.ownerReferences[0].name}{"\n"}{end}`)
 	listing := cluster.Run(t, "get", "deployments", "-n", ns, "-l", managedBy, "-o",
 		`jsonpath={range .items[*]}{.metadata.name}|{.metadata.generation}|{.status.observedGeneration}|{.spec.replicas}|`+
 			`{.status.updatedReplicas}|{.status.readyReplicas}|{.status.replicas}|`+
@@ -169,8 +173,6 @@ func children(t *testing.T, ns string) map[string]child {
 		out[f[0]] = child{generation: f[1], replicas: f[3], hash: f[7], images: strings.Fields(f[8]),
 			settled: f[1] == f[2] && f[3] == f[4] && f[3] == f[5] && f[3] == f[6]}
 	}
-	pods := cluster.Run(t, "get", "pods", "-n", ns, "-l", managedBy, "-o",
-		`jsonpath={range .items[*]}{.metadata.name} {.metadata.ownerReferences[0].name}{"\n"}{end}`)
 	for line := range strings.Lines(strings.TrimSpace(pods)) {
 		pod, replicaSet, _ := strings.Cut(strings.TrimSpace(line), " ")
 		// A ReplicaSet is named <deployment>-<template hash>.
