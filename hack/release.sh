@@ -10,7 +10,7 @@
 # kept as dist/sbom/<name>.spdx.json) attached as a signed attestation, and a
 # signature (cosign); the chart is signed too. hack/verify-release.sh checks them.
 #
-# Usage: hack/release.sh [--registry REGISTRY] [--version VERSION] [--sign-key FILE] [--dist DIR]
+# Usage: hack/release.sh [--registry REGISTRY] [--version VERSION] [--sign-key FILE] [--dist DIR] [--unsigned]
 #   --registry  where to publish (default: the local cluster's registry on
 #               loopback, $LOCAL_REGISTRY/webfarm-dev, started if needed; the
 #               release workflow passes ghcr.io/<owner>)
@@ -21,6 +21,8 @@
 #               no transparency log); elsewhere keyless (an OIDC identity, e.g.
 #               GitHub Actions' id-token, recorded in Sigstore's public log)
 #   --dist      where release.env and the SBOMs go (default: dist/)
+#   --unsigned  no SBOMs and no signatures, to a loopback registry only (make
+#               demo: a first look needs neither, nor cosign's and syft's builds)
 # Needs root for the image builds (hack/images/build.sh) and bin/manager
 # (make build). Log in first to a registry that needs it (helm registry login,
 # skopeo login, cosign login).
@@ -28,14 +30,15 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/lib/common.sh"
 
-registry="$LOCAL_REGISTRY/webfarm-dev" version="" sign_key="${SIGN_KEY:-}" dist="$ROOT/dist"
+registry="$LOCAL_REGISTRY/webfarm-dev" version="" sign_key="${SIGN_KEY:-}" dist="$ROOT/dist" unsigned=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --registry) registry="${2%/}"; shift 2 ;;
     --version) version="$2"; shift 2 ;;
     --sign-key) sign_key="$2"; shift 2 ;;
     --dist) dist="$2"; shift 2 ;;
-    -h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --unsigned) unsigned=1; shift ;;
+    -h | --help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1 (hack/release.sh -h)" ;;
   esac
 done
@@ -51,11 +54,18 @@ case "$registry" in
   127.* | localhost:*) plain_http=(--plain-http) ;;
 esac
 
-"$ROOT/hack/install-tools.sh" helm cosign syft
+if [ -n "$unsigned" ]; then
+  case "$registry" in 127.* | localhost:*) ;; *) die "--unsigned publishes to a loopback registry only" ;; esac
+  "$ROOT/hack/install-tools.sh" helm
+else
+  "$ROOT/hack/install-tools.sh" helm cosign syft
+fi
 "$ROOT/hack/images/build.sh" operator envoy nginx
 
 # The signing key: given, the local per-user one on loopback, else keyless.
-if [ -z "$sign_key" ] && [ ${#plain_http[@]} -gt 0 ]; then
+if [ -n "$unsigned" ]; then
+  :
+elif [ -z "$sign_key" ] && [ ${#plain_http[@]} -gt 0 ]; then
   sign_key="$(local_signing_key)"
 fi
 sign=(--yes)
@@ -80,6 +90,7 @@ for n in operator envoy nginx; do
   digest="$(cat "$digest_file")"
   rm -f "$digest_file"
   echo "${n^^}_DIGEST=$digest" >>"$env_file"
+  [ -z "$unsigned" ] || continue
   # The SBOM describes what was pushed: syft reads the image back by digest.
   ref="$registry/webfarm-$n@$digest" sbom="$dist/sbom/$n.spdx.json"
   SYFT_REGISTRY_INSECURE_USE_HTTP="$([ ${#plain_http[@]} -gt 0 ] && echo true || echo false)" \
@@ -119,7 +130,7 @@ PY
 echo "CHART=oci://$registry/charts/webfarm-operator" >>"$env_file"
 . "$env_file"
 [[ "${CHART_DIGEST:-}" == sha256:* ]] || die "helm push printed no chart digest"
-"$BIN/cosign" sign "${sign[@]}" "$registry/charts/webfarm-operator@$CHART_DIGEST" 2>&1 | sed 's/^/    /' >&2
+[ -n "$unsigned" ] || "$BIN/cosign" sign "${sign[@]}" "$registry/charts/webfarm-operator@$CHART_DIGEST" 2>&1 | sed 's/^/    /' >&2
 mv "$env_file" "$dist/release.env"
 log "published $version to $registry:"
 sed 's/^/    /' "$dist/release.env" >&2

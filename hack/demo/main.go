@@ -115,8 +115,10 @@ func run(ctx context.Context, root string, o options, out io.Writer) (err error)
 	release.Set = o.set
 	chart := "charts/webfarm-operator"
 	if local {
-		step("publishing the images and the chart to the local registry (hack/release.sh)")
-		if release.From, err = devcluster.Publish(ctx, root, "", out); err != nil {
+		// Unsigned: a first look needs no signatures, nor cosign's and syft's
+		// builds (make release signs).
+		step("publishing the images and the chart to the local registry (hack/release.sh --unsigned)")
+		if release.From, err = devcluster.Publish(ctx, root, "", false, out); err != nil {
 			return err
 		}
 		chart = release.From.Chart + " --version " + release.From.Version

@@ -67,7 +67,7 @@ func Start(ctx context.Context, out io.Writer) (*Cluster, error) {
 	}
 	c.Kubectl = devcluster.NewKubectl(root, c.local.Kubeconfig())
 	step("publishing the release to the local registry (hack/release.sh)")
-	if c.Release.From, err = devcluster.Publish(ctx, root, "", out); err != nil {
+	if c.Release.From, err = devcluster.Publish(ctx, root, "", true, out); err != nil {
 		return c, err
 	}
 	step("verifying the release's signatures and SBOMs (hack/verify-release.sh)")
