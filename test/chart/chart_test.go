@@ -555,13 +555,7 @@ func installAndReconcile(t *testing.T, watch []string, auditLog string, helmArgs
 	}
 	// The chart's CRDs are served (established a moment after helm created them).
 	for _, list := range []client.ObjectList{&v1.WebFarmList{}, &v1.AppPoolList{}, &v1.CachePolicyList{}} {
-		deadline := time.Now().Add(30 * time.Second)
-		for err := admin.List(context.Background(), list); err != nil; err = admin.List(context.Background(), list) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the chart's CRDs are not served: %v", err)
-			}
-			time.Sleep(100 * time.Millisecond) // polling with a deadline
-		}
+		testutil.Eventually(t, 30*time.Second, func() error { return admin.List(context.Background(), list) })
 	}
 
 	// Run the controllers as the chart's ServiceAccount.

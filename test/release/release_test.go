@@ -88,7 +88,7 @@ func withEnv(t *testing.T, releaseEnv string, replace map[string]string) string 
 
 func TestAPublishedReleaseIsSignedAndDescribedAndVerificationCatchesTampering(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("publishing a release builds images, which needs root (debootstrap, file ownership)")
+		t.Fatal("publishing a release builds images, which needs root (debootstrap, file ownership): run make test as root")
 	}
 	root := testutil.RepoRoot()
 	if _, err := os.Stat(filepath.Join(root, "bin", "manager")); err != nil {
