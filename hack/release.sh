@@ -47,15 +47,11 @@ chart="$ROOT/charts/webfarm-operator"
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] || die "not a semantic version: $version"
 
 plain_http=()
-case "$registry" in
-  "$LOCAL_REGISTRY"/*)
-    "$ROOT/hack/cluster/registry.sh"
-    plain_http=(--plain-http) ;;
-  127.* | localhost:*) plain_http=(--plain-http) ;;
-esac
+case "$registry" in "$LOCAL_REGISTRY"/*) "$ROOT/hack/cluster/registry.sh" ;; esac
+if on_loopback "$registry"; then plain_http=(--plain-http); fi
 
 if [ -n "$unsigned" ]; then
-  case "$registry" in 127.* | localhost:*) ;; *) die "--unsigned publishes to a loopback registry only" ;; esac
+  on_loopback "$registry" || die "--unsigned publishes to a loopback registry only"
   "$ROOT/hack/install-tools.sh" helm
 else
   "$ROOT/hack/install-tools.sh" helm cosign syft

@@ -44,9 +44,7 @@ fi
 "$ROOT/hack/install-tools.sh" cosign >&2
 
 plain_http="" http_flags=()
-case "$REGISTRY" in
-  127.* | localhost:* | localhost/*) plain_http=1 http_flags=("${COSIGN_PLAIN_HTTP[@]}") ;;
-esac
+if on_loopback "$REGISTRY"; then plain_http=1 http_flags=("${COSIGN_PLAIN_HTTP[@]}"); fi
 cosign_flags=("${http_flags[@]}")
 if [ -z "$key$identity" ]; then
   if [ -n "$plain_http" ]; then

@@ -32,12 +32,7 @@ done
 command -v skopeo >/dev/null || die "skopeo is missing: hack/install-tools.sh cluster-packages"
 
 # tls_flag REF: plain HTTP for registries on loopback only.
-tls_flag() {
-  case "$1" in
-    127.* | localhost:* | localhost/*) echo --dest-tls-verify=false ;;
-    *) echo --dest-tls-verify=true ;;
-  esac
-}
+tls_flag() { if on_loopback "$1"; then echo --dest-tls-verify=false; else echo --dest-tls-verify=true; fi; }
 
 # ref_in ARCHIVE: the name the archive was saved under.
 ref_in() {

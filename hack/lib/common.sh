@@ -23,6 +23,9 @@ REGISTRY_VERSION=v3.1.2
 COSIGN_VERSION=v2.6.5
 SYFT_VERSION=v1.57.1
 LOCAL_REGISTRY="${WEBFARM_LOCAL_REGISTRY:-127.0.0.1:5000}"
+# on_loopback REF: whether a registry (or a reference in it) is on this
+# machine, spoken to over plain HTTP; every other registry over HTTPS.
+on_loopback() { case "$1" in 127.* | localhost:* | localhost/*) return 0 ;; *) return 1 ;; esac; }
 # Where releases are published and what the chart's image references name.
 PUBLIC_REGISTRY=ghcr.io/webfarm-dev
 
