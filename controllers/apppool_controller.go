@@ -20,6 +20,7 @@ import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
 	"webfarm.dev/operator/internal/lifecycle"
+	"webfarm.dev/operator/internal/metrics"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/k8s"
@@ -73,6 +74,7 @@ func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	metrics.KnowPool(pool.Namespace, pool.Name)
 	before := pool.DeepCopy()
 	if paused, err := syncPaused(ctx, r.Client, before, pool); paused || err != nil {
 		return ctrl.Result{}, err

@@ -76,6 +76,7 @@ func (r *CachePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	metrics.KnowCache(policy.Namespace, policy.Name)
 	before := policy.DeepCopy()
 	if paused, err := syncPaused(ctx, r.Client, before, policy); paused || err != nil {
 		return ctrl.Result{}, err

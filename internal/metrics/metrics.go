@@ -15,6 +15,10 @@ type deleter interface{ DeleteLabelValues(...string) bool }
 // and name; a deleted object's series go with it.
 var poolMetrics, cacheMetrics []deleter
 
+// poolCounters and cacheCounters start at 0 for every object (KnowPool,
+// KnowCache).
+var poolCounters, cacheCounters []*prometheus.CounterVec
+
 // poolLabels label every pool metric, cacheLabels every cache tier's.
 var (
 	poolLabels  = []string{"namespace", "pool"}
@@ -28,7 +32,9 @@ var WorkerFailures = PoolCounter("webfarm_pool_worker_failures_total",
 
 // PoolCounter, PoolGauge and PoolHistogram make a pool metric.
 func PoolCounter(name, help string) *prometheus.CounterVec {
-	return register(&poolMetrics, prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, poolLabels))
+	c := register(&poolMetrics, prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, poolLabels))
+	poolCounters = append(poolCounters, c)
+	return c
 }
 
 func PoolGauge(name, help string) *prometheus.GaugeVec {
@@ -41,7 +47,9 @@ func PoolHistogram(name, help string, buckets []float64) *prometheus.HistogramVe
 
 // CacheCounter and CacheGauge make a cache tier's metric.
 func CacheCounter(name, help string) *prometheus.CounterVec {
-	return register(&cacheMetrics, prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, cacheLabels))
+	c := register(&cacheMetrics, prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, cacheLabels))
+	cacheCounters = append(cacheCounters, c)
+	return c
 }
 
 func CacheGauge(name, help string) *prometheus.GaugeVec {
@@ -55,6 +63,23 @@ func register[M interface {
 	crmetrics.Registry.MustRegister(m)
 	*into = append(*into, m)
 	return m
+}
+
+// KnowPool exports every counter of a pool at 0 until it counts. Prometheus'
+// increase() and rate() see only what a series gains after its first sample:
+// a counter first scraped at 3 (three worker failures in one scrape interval)
+// would show no increase, and the alert on it would never fire.
+func KnowPool(namespace, pool string) {
+	for _, c := range poolCounters {
+		c.WithLabelValues(namespace, pool)
+	}
+}
+
+// KnowCache exports every counter of a cache tier at 0, as KnowPool does.
+func KnowCache(namespace, policy string) {
+	for _, c := range cacheCounters {
+		c.WithLabelValues(namespace, policy)
+	}
 }
 
 // ForgetPool drops a deleted pool's series.
