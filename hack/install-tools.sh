@@ -6,12 +6,14 @@
 #   controller-gen, helm, golangci-lint with the Kubernetes API linter
 #   (sigs.k8s.io/kube-api-linter).
 #   promtool and promql-metrics (the chart's alerting rules' checks, built from
-#   github.com/prometheus/prometheus, hack/tools/promtool), cosign and syft
+#   github.com/prometheus/prometheus, hack/tools/prometheus), cosign and syft
 #   (signatures and SBOMs of releases; built from their modules).
 # Only on request (used by hack/cluster/up.sh, not by `make test`): coredns (built
 # from the Go module proxy with only the plugins the cluster uses, hack/tools/coredns),
 # registry (CNCF distribution, the local cluster's image registry, built from
-# the Go module proxy) and cluster-packages (Debian: containerd, runc, CNI plugins, iptables, conntrack,
+# the Go module proxy), prometheus and prometheus-operator (the e2e suite's
+# monitoring, built from their modules: hack/tools/prometheus,
+# hack/tools/prometheus-operator) and cluster-packages (Debian: containerd, runc, CNI plugins, iptables, conntrack,
 # umoci, skopeo; needs root), wrk and h2load (Debian wrk and nghttp2-client; the
 # load clients of `make bench-dataplane`).
 # The downloads and package installs run in the background, and so does the
@@ -161,12 +163,12 @@ install_nginx() {
 
 # build_promtool: promtool (checks and unit-tests the chart's alerting rules)
 # and promql-metrics (the metric names of PromQL expressions, by Prometheus'
-# own parser), built from the Prometheus module pinned in hack/tools/promtool
+# own parser), built from the Prometheus module pinned in hack/tools/prometheus
 # (github.com/prometheus/prometheus v0.316.0, Prometheus 3.x), as `go install
 # .../cmd/promtool@v0.316.0` would. Cached by the digest of that folder's
 # sources, so a change to promql-metrics rebuilds it.
 build_promtool() {
-  local dir="$ROOT/hack/tools/promtool" sum
+  local dir="$ROOT/hack/tools/prometheus" sum
   sum="$(cat "$dir/go.mod" "$dir/go.sum" "$dir"/promql-metrics/*.go | sha256sum | cut -c1-12)"
   local out="$CACHE/promtool-$sum"
   if [ ! -x "$out/promtool" ] || [ ! -x "$out/promql-metrics" ]; then
@@ -178,6 +180,61 @@ build_promtool() {
   fi
   link promtool "$out/promtool"
   link promql-metrics "$out/promql-metrics"
+}
+
+# module_version DIR MODULE: the version of MODULE that DIR's go.mod requires.
+module_version() { (cd "$1" && go list -m -f '{{.Version}}' "$2"); }
+
+# prometheus_ldflags VERSION: the build information Prometheus' own release
+# builds set (prometheus/common/version), shown by --version and in
+# prometheus_build_info.
+prometheus_ldflags() {
+  local v=github.com/prometheus/common/version
+  echo "-s -w -X $v.Version=$1 -X $v.Revision=unknown -X $v.Branch=HEAD -X $v.BuildUser=webfarm -X $v.BuildDate=20260101-00:00:00"
+}
+
+# build_prometheus: the Prometheus 3.x server of the module pinned in
+# hack/tools/prometheus (module v0.3MM.P is Prometheus 3.MM.P), the end-to-end
+# suite's Prometheus. Built with Kubernetes service discovery only
+# (remove_all_sd,enable_kubernetes_sd: the cloud providers' mechanisms would
+# more than double the build) and without the web UI's assets (the suite reads
+# the HTTP API). Shares its compiled packages with promtool.
+build_prometheus() {
+  local dir="$ROOT/hack/tools/prometheus" module version out tmp
+  module="$(module_version "$dir" github.com/prometheus/prometheus)"
+  version="$(echo "$module" | sed -E 's/^v0\.3([0-9][0-9])\.([0-9]+)$/3.\1.\2/; s/^3\.0([0-9])/3.\1/')"
+  case "$version" in 3.*) ;; *) die "hack/tools/prometheus pins $module, not a Prometheus 3.x module version" ;; esac
+  out="$CACHE/prometheus-$version-$(source_key "$dir")"
+  if [ ! -x "$out/prometheus" ]; then
+    log "building Prometheus $version (Kubernetes service discovery only) from the Go module proxy"
+    tmp="$(build_dir "$out")"
+    (cd "$dir" && CGO_ENABLED=0 go build -trimpath -tags remove_all_sd,enable_kubernetes_sd \
+      -ldflags "$(prometheus_ldflags "$version")" -o "$tmp/prometheus" github.com/prometheus/prometheus/cmd/prometheus)
+    publish "$tmp" "$out" prometheus
+  fi
+  link prometheus "$out/prometheus"
+}
+
+# build_prometheus_operator: the Prometheus Operator and its config reloader
+# (the image it puts beside each Prometheus), from the release pinned in
+# hack/tools/prometheus-operator, plus that release's bundle.yaml (its CRDs,
+# RBAC and Deployment: how its users install it without Helm).
+build_prometheus_operator() {
+  local dir="$ROOT/hack/tools/prometheus-operator" module=github.com/prometheus-operator/prometheus-operator out tmp
+  [ "$(module_version "$dir" "$module")" = "$PROMETHEUS_OPERATOR_VERSION" ] ||
+    die "hack/tools/prometheus-operator/go.mod does not pin $module $PROMETHEUS_OPERATOR_VERSION"
+  out="$CACHE/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION-$(source_key "$dir")"
+  if [ ! -x "$out/operator" ] || [ ! -x "$out/prometheus-config-reloader" ] || [ ! -f "$out/bundle.yaml" ]; then
+    log "building the Prometheus Operator $PROMETHEUS_OPERATOR_VERSION from the Go module proxy"
+    tmp="$(build_dir "$out")"
+    (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "$(prometheus_ldflags "${PROMETHEUS_OPERATOR_VERSION#v}")" \
+      -o "$tmp/" "$module/cmd/operator" "$module/cmd/prometheus-config-reloader" &&
+      install -m 0644 "$(go list -m -f '{{.Dir}}' "$module")/bundle.yaml" "$tmp/bundle.yaml")
+    publish "$tmp" "$out" operator
+  fi
+  link prometheus-operator/operator "$out/operator"
+  link prometheus-operator/prometheus-config-reloader "$out/prometheus-config-reloader"
+  link prometheus-operator/bundle.yaml "$out/bundle.yaml"
 }
 
 # install_tool TOOL: under TOOL's own lock (two installers would build into
@@ -195,6 +252,8 @@ install_tool() (
     helm) go_install helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm helm ;;
     golangci-lint) go_install golangci-lint-kube-api-linter "$KUBE_API_LINTER_VERSION" sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter golangci-lint ;;
     promtool) build_promtool ;;
+    prometheus) build_prometheus ;;
+    prometheus-operator) build_prometheus_operator ;;
     registry) go_install registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry registry ;;
     cosign) go_install cosign "$COSIGN_VERSION" github.com/sigstore/cosign/v2/cmd/cosign cosign ;;
     syft) install_syft ;;
@@ -215,7 +274,7 @@ background=() builds=()
 for t in "${tools[@]}"; do
   case "$t" in
     envoy | nginx | cluster-packages | wrk | h2load | kube) background+=("$t") ;;
-    etcd | coredns | controller-gen | helm | golangci-lint | promtool | registry | cosign | syft) builds+=("$t") ;;
+    etcd | coredns | controller-gen | helm | golangci-lint | promtool | prometheus | prometheus-operator | registry | cosign | syft) builds+=("$t") ;;
     *) die "unknown tool: $t" ;;
   esac
 done

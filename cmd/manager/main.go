@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -24,7 +23,6 @@ import (
 	"webfarm.dev/operator/controllers"
 	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/collect/autoscaler"
-	"webfarm.dev/operator/internal/discovery"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/scheme"
@@ -54,7 +52,7 @@ func main() {
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (\"0\" turns it off)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
-	flag.BoolVar(&secureMetrics, "metrics-secure", true, "serve the metrics endpoint (and the frontends' service discovery) over HTTPS to clients whose token may get its path (authenticated and authorised by the API server); false: plain HTTP to anyone")
+	flag.BoolVar(&secureMetrics, "metrics-secure", true, "serve the metrics endpoint over HTTPS to clients whose token may get its path (authenticated and authorised by the API server); false: plain HTTP to anyone")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election lease (default: the operator's own)")
 	flag.DurationVar(&leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a crashed leader's lease keeps the standbys waiting")
@@ -105,15 +103,11 @@ func main() {
 		os.Exit(2)
 	}
 	platform.ActivatorPort, platform.ActivationTimeout = int32(activatorPort), activationTimeout
-	// The frontends' service discovery reads the manager's cache, made below.
-	frontends := http.NotFoundHandler()
 	restConfig := ctrl.GetConfigOrDie()
 	restConfig.QPS, restConfig.Burst = float32(apiQPS), apiBurst
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
-		Scheme: scheme.New(),
-		Metrics: metricsOptions(metricsAddr, secureMetrics, map[string]http.Handler{
-			discovery.FrontendsPath: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { frontends.ServeHTTP(w, r) }),
-		}),
+		Scheme:                  scheme.New(),
+		Metrics:                 metricsOptions(metricsAddr, secureMetrics),
 		HealthProbeBindAddress:  probeAddr,
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        "webfarm-operator.webfarm.dev",
@@ -131,7 +125,6 @@ func main() {
 		log.Error(err, "creating the manager")
 		os.Exit(1)
 	}
-	frontends = discovery.Frontends(mgr.GetClient())
 	xdsServer := xds.NewServer(xdsBindAddress)
 	if err := mgr.Add(xdsServer); err != nil {
 		log.Error(err, "adding the xDS server")
@@ -183,8 +176,8 @@ func leaseTimingsValid(lease, renew, retry time.Duration) error {
 // a self-signed certificate, and each request's bearer token checked with a
 // TokenReview and a SubjectAccessReview of its path (verb get on the
 // non-resource URL), as Kubernetes' own components do.
-func metricsOptions(address string, secure bool, extra map[string]http.Handler) metricsserver.Options {
-	o := metricsserver.Options{BindAddress: address, ExtraHandlers: extra, SecureServing: secure}
+func metricsOptions(address string, secure bool) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: address, SecureServing: secure}
 	if secure {
 		o.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}

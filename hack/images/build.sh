@@ -7,7 +7,8 @@
 # ($WEBFARM_CACHE/images/<name>-<key>.tar), linked as bin/images/<name>.tar.
 # An image whose inputs did not change is not rebuilt.
 #
-# Usage: hack/images/build.sh [--force] [operator|nginx|envoy|prometheus|client ...]
+# Usage: hack/images/build.sh [--force] [operator|nginx|envoy|prometheus|prometheus-operator|
+#   prometheus-config-reloader|client ...]
 # Needs root (debootstrap, file ownership). See docs/images.md.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -16,7 +17,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 IMAGES_CACHE="$CACHE/images"
 LINKS="$BIN/images"
-ALL_IMAGES=(operator nginx envoy prometheus client)
+ALL_IMAGES=(operator nginx envoy prometheus prometheus-operator prometheus-config-reloader client)
 NONROOT=65532
 PATH_ENV=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 KEEP=3 # archives kept per image (the newest ones)
@@ -26,7 +27,9 @@ ref_of() {
     operator) echo localhost/webfarm-operator:dev ;;
     nginx) echo localhost/webfarm-nginx:1.22.1 ;;
     envoy) echo "localhost/webfarm-envoy:$ENVOY_VERSION" ;;
-    prometheus) echo localhost/webfarm-prometheus:2.42 ;;
+    prometheus) echo "localhost/webfarm-prometheus:$(prometheus_version)" ;;
+    prometheus-operator) echo "localhost/webfarm-prometheus-operator:$PROMETHEUS_OPERATOR_VERSION" ;;
+    prometheus-config-reloader) echo "localhost/webfarm-prometheus-config-reloader:$PROMETHEUS_OPERATOR_VERSION" ;;
     client) echo localhost/webfarm-client:dev ;;
     *) die "unknown image: $1 (known: ${ALL_IMAGES[*]})" ;;
   esac
@@ -233,7 +236,7 @@ rootfs_operator() {
   local r=$1
   base_files "$r"
   install -m 0755 "$(manager_bin)" "$r/manager"
-  ! ldd "$r/manager" >/dev/null 2>&1 || die "bin/manager is not statically linked (build it with CGO_ENABLED=0)"
+  static_binary "$r" /manager
   echo "manager-sha256=$(sha256sum <"$r/manager" | cut -d' ' -f1)" >"$WORK/packages.txt"
   CONFIG=(--config.entrypoint /manager --config.label org.opencontainers.image.title=webfarm-operator)
 }
@@ -312,30 +315,26 @@ rootfs_client() {
     --config.label "org.opencontainers.image.title=webfarm-client")
 }
 
-inputs_prometheus() { echo "suite=$DEBIAN_SUITE package=$PROMETHEUS_PACKAGE"; host_libs_of /bin/true; }
-prometheus_deb() {
-  local name=${PROMETHEUS_PACKAGE%%=*} ver=${PROMETHEUS_PACKAGE#*=} deb
-  deb="$IMAGES_CACHE/debs/${name}_${ver//:/%3a}_amd64.deb"
-  if [ ! -f "$deb" ]; then
-    log "downloading $PROMETHEUS_PACKAGE (apt-get download)"
-    mkdir -p "$WORK/dl" "$IMAGES_CACHE/debs"
-    (cd "$WORK/dl" && { apt-get download -qq "$PROMETHEUS_PACKAGE" 2>/dev/null ||
-      { apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null && apt-get download -qq "$PROMETHEUS_PACKAGE"; }; })
-    mv "$WORK"/dl/*.deb "$deb"
-  fi
-  echo "$deb"
+# installed_tool TOOL FILE: FILE of a tool hack/install-tools.sh built (the
+# images that need one install it first, below), resolved to its cached path.
+installed_tool() {
+  [ -e "$BIN/$2" ] || die "$BIN/$2 is missing: hack/install-tools.sh $1"
+  readlink -f "$BIN/$2"
 }
+
+# static_binary ROOTFS PATH: fail unless PATH (inside ROOTFS) needs no shared library.
+static_binary() { ! ldd "$1$2" >/dev/null 2>&1 || die "$2 is not statically linked (build it with CGO_ENABLED=0)"; }
+
+# The end-to-end suite's Prometheus 3.x: one static binary built from its
+# module (hack/install-tools.sh prometheus) and a data folder.
+prometheus_version() { "$(installed_tool prometheus prometheus)" --version | sed -n 's/^prometheus, version \([^ ]*\).*/\1/p'; }
+inputs_prometheus() { echo "prometheus=$(prometheus_version) sha256=$(sha256sum <"$(installed_tool prometheus prometheus)" | cut -d' ' -f1)"; }
 rootfs_prometheus() {
-  local r=$1 deb
-  deb="$(prometheus_deb)"
-  dpkg-deb -x "$deb" "$WORK/pkg"
+  local r=$1 version
+  version="$(prometheus_version)"
   base_files "$r"
-  install -D -m 0755 "$WORK/pkg/usr/bin/prometheus" "$r/usr/bin/prometheus"
-  copy_libs "$r" /usr/bin/prometheus
-  for d in consoles console_libraries; do
-    [ -d "$WORK/pkg/etc/prometheus/$d" ] && { mkdir -p "$r/etc/prometheus"; cp -a "$WORK/pkg/etc/prometheus/$d" "$r/etc/prometheus/"; }
-    [ -d "$WORK/pkg/usr/share/prometheus/$d" ] && { mkdir -p "$r/usr/share/prometheus"; cp -a "$WORK/pkg/usr/share/prometheus/$d" "$r/usr/share/prometheus/"; }
-  done
+  install -D -m 0755 "$(installed_tool prometheus prometheus)" "$r/bin/prometheus"
+  static_binary "$r" /bin/prometheus
   mkdir -p "$r/etc/prometheus" "$r/prometheus"
   cat >"$r/etc/prometheus/prometheus.yml" <<'EOF'
 # Default configuration: Prometheus scrapes itself. Mount your own over it.
@@ -348,19 +347,38 @@ scrape_configs:
 EOF
   chown "$NONROOT:$NONROOT" "$r/prometheus"
   chmod 0775 "$r/prometheus"
-  { echo "$PROMETHEUS_PACKAGE"; host_libs_of "$r/usr/bin/prometheus"; } >"$WORK/packages.txt"
-  # shellcheck disable=SC2046 # package names
-  dpkg_status_d "$r" $(host_libs_of "$r/usr/bin/prometheus" | cut -d= -f1)
-  { dpkg-deb -f "$deb" Package Version Architecture Maintainer Source Homepage; echo "Status: install ok installed"; } \
-    >"$r/var/lib/dpkg/status.d/${PROMETHEUS_PACKAGE%%=*}"
-  CONFIG=(--config.entrypoint /usr/bin/prometheus
+  echo "prometheus=$version" >"$WORK/packages.txt"
+  CONFIG=(--config.entrypoint /bin/prometheus
     --config.cmd --config.file=/etc/prometheus/prometheus.yml
     --config.cmd --storage.tsdb.path=/prometheus
     --config.volume /prometheus
     --config.workingdir /prometheus
     --config.exposedports 9090/tcp
     --config.label "org.opencontainers.image.title=webfarm-prometheus"
-    --config.label "org.opencontainers.image.version=${PROMETHEUS_PACKAGE#*=}")
+    --config.label "org.opencontainers.image.version=$version")
+}
+
+# The Prometheus Operator and the config reloader it runs beside each
+# Prometheus: two images of the same release (hack/install-tools.sh
+# prometheus-operator), one static binary each.
+prometheus_operator_input() {
+  echo "prometheus-operator=$PROMETHEUS_OPERATOR_VERSION $1-sha256=$(sha256sum <"$(installed_tool prometheus-operator "prometheus-operator/$1")" | cut -d' ' -f1)"
+}
+rootfs_prometheus_operator_command() { # ROOTFS COMMAND TITLE
+  local r=$1
+  base_files "$r"
+  install -D -m 0755 "$(installed_tool prometheus-operator "prometheus-operator/$2")" "$r/bin/$2"
+  static_binary "$r" "/bin/$2"
+  prometheus_operator_input "$2" >"$WORK/packages.txt"
+  CONFIG=(--config.entrypoint "/bin/$2"
+    --config.label "org.opencontainers.image.title=$3"
+    --config.label "org.opencontainers.image.version=${PROMETHEUS_OPERATOR_VERSION#v}")
+}
+inputs_prometheus-operator() { prometheus_operator_input operator; }
+rootfs_prometheus-operator() { rootfs_prometheus_operator_command "$1" operator webfarm-prometheus-operator; }
+inputs_prometheus-config-reloader() { prometheus_operator_input prometheus-config-reloader; }
+rootfs_prometheus-config-reloader() {
+  rootfs_prometheus_operator_command "$1" prometheus-config-reloader webfarm-prometheus-config-reloader
 }
 
 # remove_work: delete $WORK, first unmounting anything a failed debootstrap left
@@ -387,7 +405,7 @@ key_of() {
     echo "ref=$(ref_of "$n")"
     "inputs_$n"
     declare -f "rootfs_$n" build_image base_files etc_hosts add_nonroot copy_libs debootstrap_rootfs trim_debian \
-      pin_matches dpkg_status_d
+      pin_matches dpkg_status_d static_binary rootfs_prometheus_operator_command
   } | sha256sum | cut -c1-16
 }
 
@@ -431,9 +449,10 @@ build_image() {
     mv "$archive.tmp" "$archive"
     remove_work
     log "$ref: built in $((SECONDS - start)) s, $(du -h "$archive" | cut -f1) ($(basename "$archive"))"
-    # Keep the newest archives of this image only.
+    # Keep the newest archives of this image only (NAME-<16 hex digits>.tar:
+    # not those of another image whose name starts with NAME-).
     local old
-    for old in $(ls -t "$IMAGES_CACHE/$n"-*.tar 2>/dev/null | tail -n +$((KEEP + 1))); do
+    for old in $(ls -t "$IMAGES_CACHE/$n"-????????????????.tar 2>/dev/null | tail -n +$((KEEP + 1))); do
       rm -f "$old" "${old%.tar}.packages.txt"
     done
   fi
@@ -448,7 +467,7 @@ images=()
 for a in "$@"; do
   case "$a" in
     --force) FORCE=1 ;;
-    -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) ref_of "$a" >/dev/null; images+=("$a") ;;
   esac
 done
@@ -463,4 +482,13 @@ flock 8
 for WORK in "$IMAGES_CACHE"/work.*; do remove_work; done
 WORK=""
 trap remove_work EXIT
+# The pinned tools some images are made of (linked into bin/, built if new).
+tools=()
+for n in "${images[@]}"; do
+  case "$n" in
+    prometheus) tools+=(prometheus) ;;
+    prometheus-operator | prometheus-config-reloader) tools+=(prometheus-operator) ;;
+  esac
+done
+[ ${#tools[@]} -eq 0 ] || "$ROOT/hack/install-tools.sh" "${tools[@]}"
 for n in "${images[@]}"; do build_image "$n"; done

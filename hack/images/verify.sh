@@ -5,14 +5,15 @@
 # chroot as the image's non-root user; the nginx, Envoy and Prometheus images
 # also serve a request from a read-only root file system, the way pods run them.
 #
-# Usage: hack/images/verify.sh [operator|nginx|envoy|prometheus|client ...]  (needs root)
+# Usage: hack/images/verify.sh [operator|nginx|envoy|prometheus|prometheus-operator|
+#   prometheus-config-reloader|client ...]  (needs root)
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/../lib/common.sh"
 
 [ "$(id -u)" = 0 ] || die "verify needs root (chroot)"
 images=("$@")
-[ ${#images[@]} -gt 0 ] || images=(operator nginx envoy prometheus client)
+[ ${#images[@]} -gt 0 ] || images=(operator nginx envoy prometheus prometheus-operator prometheus-config-reloader client)
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 U="${VERIFY_USER:-65532:65532}" # the user the checks run as (uid:gid)
@@ -99,11 +100,13 @@ for k, v in sorted(c.get("Labels", {}).items()): print(f"  label {k}={v}")'
       sandbox "$r" http://127.0.0.1:19089/ready envoy --config-path /etc/envoy/envoy.json --disable-hot-restart
       ;;
     prometheus)
-      run "$r" /usr/bin/prometheus --version
+      run "$r" /bin/prometheus --version
       write_configs
-      sandbox "$r" http://127.0.0.1:19090/-/ready /usr/bin/prometheus --config.file=/etc/prometheus/prometheus.yml \
+      sandbox "$r" http://127.0.0.1:19090/-/ready /bin/prometheus --config.file=/etc/prometheus/prometheus.yml \
         --storage.tsdb.path=/prometheus --web.listen-address=127.0.0.1:19090
       ;;
+    prometheus-operator) run "$r" /bin/operator --version ;;
+    prometheus-config-reloader) run "$r" /bin/prometheus-config-reloader --version ;;
     nginx)
       run "$r" nginx -v
       run "$r" curl --version

@@ -22,6 +22,10 @@ REGISTRY_VERSION=v3.1.2
 # Release signing and SBOMs (hack/release.sh, hack/verify-release.sh).
 COSIGN_VERSION=v2.6.5
 SYFT_VERSION=v1.57.1
+# The end-to-end suite's monitoring, as prometheus-operator users run it: the
+# Prometheus Operator (hack/tools/prometheus-operator) and a Prometheus 3.x
+# server (hack/tools/prometheus, the module of promtool: one release).
+PROMETHEUS_OPERATOR_VERSION=v0.85.0
 LOCAL_REGISTRY="${WEBFARM_LOCAL_REGISTRY:-127.0.0.1:5000}"
 # on_loopback REF: whether a registry (or a reference in it) is on this
 # machine, spoken to over plain HTTP; every other registry over HTTPS.

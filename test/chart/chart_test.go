@@ -37,7 +37,6 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/controllers"
-	"webfarm.dev/operator/internal/discovery"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/testutil"
 )
@@ -178,10 +177,10 @@ func TestTheChartRendersTheOperator(t *testing.T) {
 		}
 	})
 
-	t.Run("a metrics reader may get the metrics and the frontends' discovery, nothing else", func(t *testing.T) {
+	t.Run("a metrics reader may get the metrics, nothing else", func(t *testing.T) {
 		var reader rbacv1.ClusterRole
 		mustUnmarshal(t, objs["ClusterRole"][1], &reader)
-		want := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics", discovery.FrontendsPath}, Verbs: []string{"get"}}}
+		want := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}
 		if !strings.HasSuffix(reader.Name, "-metrics-reader") || !reflect.DeepEqual(reader.Rules, want) {
 			t.Errorf("ClusterRole %s rules %+v, want %+v", reader.Name, reader.Rules, want)
 		}

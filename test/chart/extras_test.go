@@ -70,7 +70,7 @@ func TestTheNotesTellHowToUseTheRelease(t *testing.T) {
 				"kubectl -n webfarm-system get deploy wf",
 				"apply -f config/samples/", "kubectl get web -A",
 				"/metrics on port 8080", "headless Service wf-metrics",
-				"http://wf-metrics.webfarm-system.svc:8080/discovery/frontends",
+				"http://wf-metrics.webfarm-system.svc:8080/metrics", "app.kubernetes.io/component=frontend",
 				"CRDs: installed and upgraded with this release", "remain after helm uninstall",
 				"prometheus.url is empty",
 			},
@@ -81,14 +81,14 @@ func TestTheNotesTellHowToUseTheRelease(t *testing.T) {
 			release: "farms", ns: "ops", args: []string{"--set", "metrics.port=9100", "--set", "metrics.secure=false", "--set", "prometheus.url=http://prom:9090"},
 			want: []string{
 				"release farms in namespace ops", "kubectl -n ops get deploy farms",
-				"/metrics on port 9100", "http://farms-metrics.ops.svc:9100/discovery/frontends",
+				"/metrics on port 9100", "http://farms-metrics.ops.svc:9100/metrics",
 			},
 			wantNot: []string{"wf", "webfarm-system", "8080", "prometheus.url is empty"},
 		},
 		{
 			name:    "with secure metrics the notes give the HTTPS address and the ClusterRole Prometheus needs",
 			release: "wf", ns: "webfarm-system", args: []string{"--set", "metrics.secure=true"},
-			want:    []string{"https://wf-metrics.webfarm-system.svc:8080/discovery/frontends", "ClusterRole wf-metrics-reader"},
+			want:    []string{"https://wf-metrics.webfarm-system.svc:8080/metrics", "ClusterRole wf-metrics-reader"},
 			wantNot: []string{"http://"},
 		},
 		{

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"webfarm.dev/operator/internal/discovery"
 	"webfarm.dev/operator/test/e2e/framework"
 )
 
@@ -79,16 +78,16 @@ func TestTheChartInstallsTheOperator(t *testing.T) {
 			}
 		}
 		cluster.EventuallyQuery(t, 60*time.Second,
-			fmt.Sprintf(`container_cpu_usage_seconds_total{job="kubelet-cadvisor",namespace=%q,container="manager"} > 0`, ns), nonEmpty)
+			fmt.Sprintf(`container_cpu_usage_seconds_total{job="kubelet",metrics_path="/metrics/cadvisor",namespace=%q,container="manager"} > 0`, ns), nonEmpty)
 	})
 
 	// Prometheus above scrapes with a token allowed to read them.
-	t.Run("the metrics endpoint and the frontends' discovery refuse a client without a token", func(t *testing.T) {
+	t.Run("the metrics endpoint refuses a client without a token", func(t *testing.T) {
 		pods := cluster.Pods(t, ns, framework.OperatorPods)
 		insecure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the operator's certificate is self-signed
 		}}
-		for _, path := range []string{"/metrics", discovery.FrontendsPath} {
+		for _, path := range []string{"/metrics"} {
 			url := "https://" + net.JoinHostPort(pods[0].IP, "8080") + path
 			resp, err := insecure.Get(url)
 			if err != nil {

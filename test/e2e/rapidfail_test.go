@@ -124,7 +124,7 @@ func TestRapidFailProtectionStopsAPoolAndARestartBringsItBack(t *testing.T) {
 		t.Errorf("503 came %s after the stop, want within 2 s", lag)
 	}
 
-	t.Run("the stop is reported: condition, event and metric", func(t *testing.T) {
+	t.Run("the stop is reported: condition, event, metric and the chart's alert", func(t *testing.T) {
 		reason := cluster.Run(t, "get", "apppool", "fragile", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].reason}`)
 		if strings.TrimSpace(reason) != "RapidFailProtection" {
 			t.Errorf("Ready reason %q, want RapidFailProtection", reason)
@@ -135,6 +135,15 @@ func TestRapidFailProtectionStopsAPoolAndARestartBringsItBack(t *testing.T) {
 		}
 		expectPoolMetric(t, "webfarm_pool_stopped", ns, "fragile", "== 1")
 		expectPoolMetric(t, "webfarm_pool_worker_failures_total", ns, "fragile", ">= 3")
+		// The chart's PrometheusRule, loaded by the Prometheus Operator:
+		// WebfarmPoolWorkersFailing fires at 3 failures in 10 minutes.
+		alert := fmt.Sprintf(`ALERTS{alertname="WebfarmPoolWorkersFailing",alertstate="firing",namespace=%q,pool="fragile"}`, ns)
+		cluster.EventuallyQuery(t, time.Minute, alert, func(s []framework.Sample) error {
+			if len(s) != 1 {
+				return fmt.Errorf("%s: samples %v, want the alert firing", alert, s)
+			}
+			return nil
+		})
 	})
 
 	t.Run("the restart annotation starts the pool again under 500 requests/s, losing none", func(t *testing.T) {

@@ -1,6 +1,6 @@
 // Package framework is what the end-to-end tests stand on: the local cluster
 // brought up once per run with the operator installed by its Helm chart and a
-// Prometheus scraping it, and helpers to apply manifests, wait for conditions
+// Prometheus Operator's Prometheus scraping it, and helpers to apply manifests, wait for conditions
 // with deadlines, send HTTP from the host and from a client pod, and query
 // Prometheus. Each helper fails the test with what it saw.
 package framework
@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,8 +23,6 @@ import (
 
 //go:embed manifests/prometheus.yaml
 var prometheusManifest string
-
-const monitoringNamespace = "webfarm-e2e-monitoring"
 
 // Cluster is the cluster one run of the suite works on.
 type Cluster struct {
@@ -50,7 +47,8 @@ type Cluster struct {
 
 // Start brings the local cluster up (or reuses a running one), publishes a
 // release to its registry (images and chart, as `make release` does), installs
-// the operator from there with `helm install oci://...` and deploys Prometheus.
+// the operator from there with `helm install oci://...` with its monitoring
+// objects, and runs a Prometheus with the Prometheus Operator that finds them.
 // Call Stop whatever happens, also after a failed Start.
 func Start(ctx context.Context, out io.Writer) (*Cluster, error) {
 	root, err := devcluster.RepoRoot()
@@ -75,35 +73,28 @@ func Start(ctx context.Context, out io.Writer) (*Cluster, error) {
 		return c, err
 	}
 	step("pushing the tests' images")
-	if err := c.local.PushImages(ctx, c.imageArchive("client"), c.imageArchive("prometheus")); err != nil {
+	if err := c.local.PushImages(ctx, c.imageArchive("client"), c.imageArchive("prometheus"),
+		c.imageArchive("prometheus-operator"), c.imageArchive("prometheus-config-reloader")); err != nil {
 		return c, err
 	}
-	// The operator's CPU monitor reads the suite's Prometheus (deployed below).
-	c.Release.Set = append(c.Release.Set, "prometheus.url=http://prometheus."+monitoringNamespace+".svc:9090")
+	// The chart's ServiceMonitors, PodMonitor and PrometheusRule need the
+	// Prometheus Operator's CRDs.
+	step("installing the Prometheus Operator (its bundle.yaml)")
+	if err := devcluster.EnsureNamespace(ctx, c.Kubectl, monitoringNamespace); err != nil {
+		return c, err
+	}
+	if err := c.installPrometheusOperator(ctx); err != nil {
+		return c, err
+	}
+	c.Release.Set = append(c.Release.Set, monitoringValues()...)
 	step("installing the chart: helm install %s --version %s", c.Release.From.Chart, c.Release.From.Version)
 	if c.releaseIsNew, err = c.Release.Install(ctx, root, c.Kubectl, out); err != nil {
 		return c, err
 	}
 	step("deploying Prometheus")
-	if err := devcluster.EnsureNamespace(ctx, c.Kubectl, monitoringNamespace); err != nil {
+	if err := c.deployPrometheus(ctx); err != nil {
 		return c, err
 	}
-	node, err := c.Kubectl.Run(ctx, "get", "nodes", "-o", `jsonpath={.items[0].status.addresses[?(@.type=="InternalIP")].address}`)
-	if err != nil {
-		return c, err
-	}
-	if _, err := c.Kubectl.RunWithInput(ctx, c.prometheusManifest(node), "apply", "-f", "-"); err != nil {
-		return c, err
-	}
-	if _, err := c.Kubectl.Run(ctx, "rollout", "status", "-n", monitoringNamespace, "deployment/prometheus", "--timeout=2m"); err != nil {
-		logs, _ := c.Kubectl.Run(ctx, "logs", "-n", monitoringNamespace, "deployment/prometheus", "--tail=20")
-		return c, fmt.Errorf("%w\nPrometheus log:\n%s", err, logs)
-	}
-	ip, err := c.Kubectl.Run(ctx, "get", "service", "-n", monitoringNamespace, "prometheus", "-o", "jsonpath={.spec.clusterIP}")
-	if err != nil {
-		return c, err
-	}
-	c.PrometheusURL = "http://" + strings.TrimSpace(ip) + ":9090"
 	step("ready in %s", time.Since(started).Round(100*time.Millisecond))
 	return c, nil
 }
@@ -130,7 +121,9 @@ func (c *Cluster) Stop() error {
 		errs = append(errs, devcluster.DeleteNamespace(ctx, c.Kubectl, ns, 2*time.Minute))
 	}
 	c.leaving.Unlock()
-	if _, err := c.Kubectl.RunWithInput(ctx, c.prometheusManifest(""), "delete", "--ignore-not-found", "--wait=false", "-f", "-"); err != nil {
+	if manifest, err := c.prometheusManifest(); err != nil {
+		errs = append(errs, err)
+	} else if _, err := c.Kubectl.RunWithInput(ctx, manifest, "delete", "--ignore-not-found", "--wait=false", "-f", "-"); err != nil {
 		errs = append(errs, err)
 	}
 	errs = append(errs, devcluster.DeleteNamespace(ctx, c.Kubectl, monitoringNamespace, 2*time.Minute))
@@ -143,15 +136,6 @@ func (c *Cluster) Stop() error {
 // imageArchive is the archive `make images` built for one of the tests' images.
 func (c *Cluster) imageArchive(name string) string {
 	return filepath.Join(c.Root, "bin", "images", name+".tar")
-}
-
-// prometheusManifest fills the addresses of the operator's metrics Service
-// (from the chart) and of the node into the scrape configuration.
-func (c *Cluster) prometheusManifest(nodeAddress string) string {
-	return strings.NewReplacer(
-		"OPERATOR_METRICS_HOST", c.Release.Name+"-metrics."+c.Release.Namespace+".svc.cluster.local",
-		"NODE_ADDRESS", nodeAddress,
-	).Replace(prometheusManifest)
 }
 
 // PublishPrevious publishes the previous release (hack/previous-release.env)

@@ -149,13 +149,6 @@ func (c *Cluster) ScaleOperator(t testing.TB, replicas int) {
 	c.scale(t, c.Release.Namespace, c.Release.Name, OperatorPods, replicas)
 }
 
-// ScalePrometheus sets the suite's Prometheus replicas (0 takes it away) and
-// waits for the rollout.
-func (c *Cluster) ScalePrometheus(t testing.TB, replicas int) {
-	t.Helper()
-	c.scale(t, monitoringNamespace, "prometheus", "app=prometheus", replicas)
-}
-
 func (c *Cluster) scale(t testing.TB, namespace, deployment, podSelector string, replicas int) {
 	t.Helper()
 	c.Run(t, "scale", "deployment", "-n", namespace, deployment, fmt.Sprintf("--replicas=%d", replicas))
