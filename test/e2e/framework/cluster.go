@@ -64,26 +64,23 @@ func Start(ctx context.Context, out io.Writer) (*Cluster, error) {
 		return c, err
 	}
 	c.Kubectl = devcluster.NewKubectl(root, c.local.Kubeconfig())
+	// The suite's monitoring does not need the release: it is set up while
+	// the release is published. The chart's ServiceMonitors, PodMonitor and
+	// PrometheusRule need the Prometheus Operator's CRDs, so the chart waits
+	// for it.
+	monitoring := make(chan error, 1)
+	go func() { monitoring <- c.startMonitoring(ctx, step) }()
 	step("publishing the release to the local registry (hack/release.sh)")
 	if c.Release.From, err = devcluster.Publish(ctx, root, "", true, out); err != nil {
+		<-monitoring
 		return c, err
 	}
 	step("verifying the release's signatures and SBOMs (hack/verify-release.sh)")
 	if err := devcluster.VerifyPublished(ctx, root, out); err != nil {
+		<-monitoring
 		return c, err
 	}
-	step("pushing the tests' images")
-	if err := c.local.PushImages(ctx, c.imageArchive("client"), c.imageArchive("prometheus"),
-		c.imageArchive("prometheus-operator"), c.imageArchive("prometheus-config-reloader")); err != nil {
-		return c, err
-	}
-	// The chart's ServiceMonitors, PodMonitor and PrometheusRule need the
-	// Prometheus Operator's CRDs.
-	step("installing the Prometheus Operator (its bundle.yaml)")
-	if err := devcluster.EnsureNamespace(ctx, c.Kubectl, monitoringNamespace); err != nil {
-		return c, err
-	}
-	if err := c.installPrometheusOperator(ctx); err != nil {
+	if err := <-monitoring; err != nil {
 		return c, err
 	}
 	c.Release.Set = append(c.Release.Set, monitoringValues()...)
@@ -91,8 +88,8 @@ func Start(ctx context.Context, out io.Writer) (*Cluster, error) {
 	if c.releaseIsNew, err = c.Release.Install(ctx, root, c.Kubectl, out); err != nil {
 		return c, err
 	}
-	step("deploying Prometheus")
-	if err := c.deployPrometheus(ctx); err != nil {
+	step("waiting for Prometheus")
+	if err := c.waitForPrometheus(ctx); err != nil {
 		return c, err
 	}
 	step("ready in %s", time.Since(started).Round(100*time.Millisecond))

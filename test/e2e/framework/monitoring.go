@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"webfarm.dev/operator/internal/devcluster"
 )
 
 // The suite's monitoring is what a prometheus-operator user runs: the
@@ -95,16 +97,32 @@ func localBundle(bundle, namespace, operatorImage, reloaderImage string) (string
 	return out, nil
 }
 
-// deployPrometheus creates the suite's Prometheus and waits until it is
-// available.
-func (c *Cluster) deployPrometheus(ctx context.Context) error {
+// startMonitoring pushes the tests' images, installs the Prometheus Operator
+// and creates the suite's Prometheus, which starts while the chart installs.
+func (c *Cluster) startMonitoring(ctx context.Context, step func(string, ...any)) error {
+	step("pushing the tests' images")
+	if err := c.local.PushImages(ctx, c.imageArchive("client"), c.imageArchive("prometheus"),
+		c.imageArchive("prometheus-operator"), c.imageArchive("prometheus-config-reloader")); err != nil {
+		return err
+	}
+	step("installing the Prometheus Operator (its bundle.yaml) and a Prometheus")
+	if err := devcluster.EnsureNamespace(ctx, c.Kubectl, monitoringNamespace); err != nil {
+		return err
+	}
+	if err := c.installPrometheusOperator(ctx); err != nil {
+		return err
+	}
 	manifest, err := c.prometheusManifest()
 	if err != nil {
 		return err
 	}
-	if _, err := c.Kubectl.RunWithInput(ctx, manifest, "apply", "-f", "-"); err != nil {
-		return err
-	}
+	_, err = c.Kubectl.RunWithInput(ctx, manifest, "apply", "-f", "-")
+	return err
+}
+
+// waitForPrometheus waits until the suite's Prometheus is available and
+// notes its address.
+func (c *Cluster) waitForPrometheus(ctx context.Context) error {
 	if _, err := c.Kubectl.Run(ctx, "wait", "-n", monitoringNamespace, "prometheus/"+prometheusName,
 		"--for=condition=Available", "--timeout=3m"); err != nil {
 		status, _ := c.Kubectl.Run(ctx, "get", "-n", monitoringNamespace, "prometheus/"+prometheusName, "-o", "jsonpath={.status}")
