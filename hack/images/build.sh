@@ -7,7 +7,8 @@
 # ($WEBFARM_CACHE/images/<name>-<key>.tar), linked as bin/images/<name>.tar.
 # An image whose inputs did not change is not rebuilt.
 #
-# Usage: hack/images/build.sh [--force] [operator|nginx|envoy|prometheus|client ...]
+# Usage: hack/images/build.sh [--force] [operator|nginx|envoy|prometheus|client|cert-manager ...]
+# (cert-manager: its controller, webhook and cainjector images)
 # Needs root (debootstrap, file ownership). See docs/images.md.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -16,7 +17,8 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 IMAGES_CACHE="$CACHE/images"
 LINKS="$BIN/images"
-ALL_IMAGES=(operator nginx envoy prometheus client)
+ALL_IMAGES=(operator nginx envoy prometheus client cert-manager-controller cert-manager-webhook cert-manager-cainjector)
+CERT_MANAGER_IMAGES=(cert-manager-controller cert-manager-webhook cert-manager-cainjector)
 NONROOT=65532
 PATH_ENV=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 KEEP=3 # archives kept per image (the newest ones)
@@ -28,6 +30,7 @@ ref_of() {
     envoy) echo "localhost/webfarm-envoy:$ENVOY_VERSION" ;;
     prometheus) echo localhost/webfarm-prometheus:2.42 ;;
     client) echo localhost/webfarm-client:dev ;;
+    cert-manager-controller | cert-manager-webhook | cert-manager-cainjector) echo "localhost/webfarm-$1:$CERT_MANAGER_VERSION" ;;
     *) die "unknown image: $1 (known: ${ALL_IMAGES[*]})" ;;
   esac
 }
@@ -312,6 +315,35 @@ rootfs_client() {
     --config.label "org.opencontainers.image.title=webfarm-client")
 }
 
+# The cert-manager images (the e2e suite's cert-manager, installed by its own
+# chart): one binary that runs the component it is called as
+# (hack/tools/cert-manager); the three images share one layer and differ in
+# their entrypoint only.
+cert_manager_bin() {
+  local b="$BIN/cert-manager/cert-manager-controller"
+  [ -x "$b" ] || "$ROOT/hack/install-tools.sh" cert-manager >&2
+  readlink -f "$b"
+}
+inputs_cert_manager() { echo "cert-manager=$CERT_MANAGER_VERSION sha256=$(sha256sum <"$(cert_manager_bin)" | cut -d' ' -f1)"; }
+rootfs_cert_manager() {
+  local r=$1 component=$2 b c
+  b="$(cert_manager_bin)"
+  ! ldd "$b" >/dev/null 2>&1 || die "$b is not statically linked"
+  base_files "$r"
+  install -D -m 0755 "$b" "$r/usr/local/bin/cert-manager"
+  for c in "${CERT_MANAGER_IMAGES[@]}"; do ln "$r/usr/local/bin/cert-manager" "$r/usr/local/bin/$c"; done
+  inputs_cert_manager >"$WORK/packages.txt"
+  CONFIG=(--config.entrypoint "/usr/local/bin/$component"
+    --config.label "org.opencontainers.image.title=webfarm-$component"
+    --config.label "org.opencontainers.image.version=$CERT_MANAGER_VERSION")
+}
+inputs_cert-manager-controller() { inputs_cert_manager; }
+inputs_cert-manager-webhook() { inputs_cert_manager; }
+inputs_cert-manager-cainjector() { inputs_cert_manager; }
+rootfs_cert-manager-controller() { rootfs_cert_manager "$1" cert-manager-controller; }
+rootfs_cert-manager-webhook() { rootfs_cert_manager "$1" cert-manager-webhook; }
+rootfs_cert-manager-cainjector() { rootfs_cert_manager "$1" cert-manager-cainjector; }
+
 inputs_prometheus() { echo "suite=$DEBIAN_SUITE package=$PROMETHEUS_PACKAGE"; host_libs_of /bin/true; }
 prometheus_deb() {
   local name=${PROMETHEUS_PACKAGE%%=*} ver=${PROMETHEUS_PACKAGE#*=} deb
@@ -386,7 +418,7 @@ key_of() {
   {
     echo "ref=$(ref_of "$n")"
     "inputs_$n"
-    declare -f "rootfs_$n" build_image base_files etc_hosts add_nonroot copy_libs debootstrap_rootfs trim_debian \
+    declare -f "rootfs_$n" rootfs_cert_manager build_image base_files etc_hosts add_nonroot copy_libs debootstrap_rootfs trim_debian \
       pin_matches dpkg_status_d
   } | sha256sum | cut -c1-16
 }
@@ -448,7 +480,8 @@ images=()
 for a in "$@"; do
   case "$a" in
     --force) FORCE=1 ;;
-    -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    cert-manager) images+=("${CERT_MANAGER_IMAGES[@]}") ;;
     *) ref_of "$a" >/dev/null; images+=("$a") ;;
   esac
 done
