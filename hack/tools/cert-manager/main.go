@@ -50,15 +50,23 @@ func main() {
 		os.Exit(2)
 	}
 	logf.InitLogs()
-	defer logf.FlushLogs()
 	ctrl.SetLogger(klog.NewKlogr())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	err := runUntilSignalled(run)
+	if err != nil {
 		klog.ErrorS(err, "exiting", "component", name)
-		logf.FlushLogs()
+	}
+	logf.FlushLogs()
+	if err != nil {
 		os.Exit(1)
 	}
+}
+
+// runUntilSignalled runs a component until it ends or SIGINT or SIGTERM
+// (the kubelet stopping the pod) ends its context.
+func runUntilSignalled(run func(context.Context, []string) error) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, os.Args[1:])
 }
 
 func componentNames() []string {
