@@ -19,6 +19,7 @@ import (
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"github.com/cert-manager/cert-manager/pkg/controller/cainjector"
 	logf "github.com/cert-manager/cert-manager/pkg/logs"
+	"github.com/cert-manager/cert-manager/pkg/util"
 )
 
 type caInjectorFlags struct {
@@ -67,6 +68,8 @@ func runCAInjector(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// cert-manager-cainjector/<version>: its field manager is named from it.
+	restConfig = util.RestConfigWithUserAgent(restConfig, "cainjector")
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))

@@ -7,6 +7,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 )
@@ -60,6 +61,21 @@ func TestRequestIdentity(t *testing.T) {
 		changed.Username = "mallory"
 		if err := identityUnchanged(old, changed); err == nil {
 			t.Fatal("a changed username was accepted")
+		}
+	})
+}
+
+func TestAdmissionScheme(t *testing.T) {
+	t.Run("a v1 CertificateRequest converts to the internal version as itself", func(t *testing.T) {
+		scheme := admissionScheme()
+		cr := &cmapi.CertificateRequest{Spec: cmapi.CertificateRequestSpec{Username: "alice"}}
+		cr.SetGroupVersionKind(cmapi.SchemeGroupVersion.WithKind(cmapi.CertificateRequestKind))
+		out, err := scheme.UnsafeConvertToVersion(cr, runtime.InternalGroupVersioner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := out.(*cmapi.CertificateRequest); !ok || got.Spec.Username != "alice" {
+			t.Fatalf("converted to %T %+v", out, out)
 		}
 	})
 }

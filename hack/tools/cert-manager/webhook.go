@@ -12,6 +12,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -21,6 +22,7 @@ import (
 	logf "github.com/cert-manager/cert-manager/pkg/logs"
 	servertls "github.com/cert-manager/cert-manager/pkg/server/tls"
 	"github.com/cert-manager/cert-manager/pkg/server/tls/authority"
+	"github.com/cert-manager/cert-manager/pkg/util"
 	"github.com/cert-manager/cert-manager/pkg/webhook/server"
 )
 
@@ -80,15 +82,14 @@ func runWebhook(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// cert-manager-webhook/<version>: its field manager is named from it.
+	restConfig = util.RestConfigWithUserAgent(restConfig, "webhook")
 	source, err := f.certificateSource(restConfig)
 	if err != nil {
 		return err
 	}
-	scheme := runtime.NewScheme()
-	utilruntime.Must(cmapi.AddToScheme(scheme))
-	utilruntime.Must(acmev1.AddToScheme(scheme))
 	s := &server.Server{
-		ResourceScheme:            scheme,
+		ResourceScheme:            admissionScheme(),
 		ListenAddr:                f.securePort,
 		HealthzAddr:               &f.healthzPort,
 		CertificateSource:         source,
@@ -102,6 +103,26 @@ func runWebhook(ctx context.Context, args []string) error {
 		ClientCertificateSubjects: f.clientSubjects,
 	}
 	return s.Run(ctx)
+}
+
+// admissionScheme knows cert-manager's v1 kinds, and each of them also as
+// its group's internal version: the validating webhook decodes requests to
+// the internal version, whose types (cert-manager's internal packages) this
+// build does not have, so the v1 types stand in for them unconverted.
+func admissionScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(cmapi.AddToScheme(scheme))
+	utilruntime.Must(acmev1.AddToScheme(scheme))
+	for _, gv := range []schema.GroupVersion{cmapi.SchemeGroupVersion, acmev1.SchemeGroupVersion} {
+		internal := schema.GroupVersion{Group: gv.Group, Version: runtime.APIVersionInternal}
+		for kind, t := range scheme.KnownTypes(gv) {
+			obj, isObject := reflect.New(t).Interface().(runtime.Object)
+			if isObject && !scheme.Recognizes(internal.WithKind(kind)) { // meta's kinds have internal types
+				scheme.AddKnownTypeWithName(internal.WithKind(kind), obj)
+			}
+		}
+	}
+	return scheme
 }
 
 // certificateSource is the serving certificate: from files, or signed by a
