@@ -15,7 +15,9 @@
 # monitoring, built from their modules: hack/tools/prometheus,
 # hack/tools/prometheus-operator) and cluster-packages (Debian: containerd, runc, CNI plugins, iptables, conntrack,
 # umoci, skopeo; needs root), wrk and h2load (Debian wrk and nghttp2-client; the
-# load clients of `make bench-dataplane`).
+# load clients of `make bench-dataplane`), cert-manager (its controller, webhook
+# and cainjector as one binary built from github.com/cert-manager/cert-manager,
+# hack/tools/cert-manager; the e2e suite's cert-manager images).
 # The downloads and package installs run in the background, and so does the
 # Kubernetes build, beside the other Go builds (one after the other); each tool
 # has its own lock, so installers of different tools run at once.
@@ -82,6 +84,40 @@ build_coredns() {
     publish "$tmp" "$out" coredns
   fi
   link k8s/coredns "$out/coredns"
+}
+
+CERT_MANAGER_COMPONENTS=(cert-manager-controller cert-manager-webhook cert-manager-cainjector)
+
+# build_cert_manager: cert-manager's three components in one binary, as
+# hack/tools/kube is for Kubernetes' (the module publishes no main packages
+# of its own), with the version cert-manager reports (in its user agent).
+build_cert_manager() {
+  local out cmd tmp
+  out="$CACHE/cert-manager-$CERT_MANAGER_VERSION-$(source_key "$ROOT/hack/tools/cert-manager")"
+  if [ ! -x "$out/cert-manager" ]; then
+    log "building cert-manager $CERT_MANAGER_VERSION (controller, webhook, cainjector: one binary) from the Go module proxy"
+    tmp="$(build_dir "$out")"
+    (cd "$ROOT/hack/tools/cert-manager" && CGO_ENABLED=0 go build -trimpath \
+      -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$CERT_MANAGER_VERSION" \
+      -o "$tmp/cert-manager" .)
+    # One file under three names: it runs the component its name says.
+    for cmd in "${CERT_MANAGER_COMPONENTS[@]}"; do ln "$tmp/cert-manager" "$tmp/$cmd"; done
+    publish "$tmp" "$out" cert-manager
+  fi
+  # Its Helm chart, from the same module, with the version filled in as
+  # cert-manager's release fills it (the chart names its images by it).
+  if [ ! -f "$out/chart/cert-manager/Chart.yaml" ]; then
+    local dir
+    dir="$(cd "$ROOT/hack/tools/cert-manager" && go list -m -f '{{.Dir}}' github.com/cert-manager/cert-manager)"
+    tmp="$(build_dir "$out/chart")"
+    cp -R "$dir/deploy/charts/cert-manager" "$tmp/" && chmod -R u+w,a+rX "$tmp"
+    sed -i "s/^version: v0.0.0$/version: $CERT_MANAGER_VERSION/; s/^appVersion: v0.0.0$/appVersion: $CERT_MANAGER_VERSION/" \
+      "$tmp/cert-manager/Chart.yaml"
+    grep -q "^appVersion: $CERT_MANAGER_VERSION$" "$tmp/cert-manager/Chart.yaml" || die "cert-manager's Chart.yaml has no version placeholder"
+    rm -rf "$out/chart" && mv "$tmp" "$out/chart"
+  fi
+  for cmd in "${CERT_MANAGER_COMPONENTS[@]}"; do link "cert-manager/$cmd" "$out/$cmd"; done
+  link cert-manager/chart "$out/chart/cert-manager"
 }
 
 install_envoy() {
@@ -257,6 +293,7 @@ install_tool() (
     registry) go_install registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry registry ;;
     cosign) go_install cosign "$COSIGN_VERSION" github.com/sigstore/cosign/v2/cmd/cosign cosign ;;
     syft) install_syft ;;
+    cert-manager) build_cert_manager ;;
     cluster-packages) apt_install containerd runc containernetworking-plugins iptables conntrack umoci skopeo ;;
     wrk) apt_install wrk && link wrk "$(command -v wrk)" ;;
     h2load) apt_install nghttp2-client && link h2load "$(command -v h2load)" ;;
@@ -274,7 +311,7 @@ background=() builds=()
 for t in "${tools[@]}"; do
   case "$t" in
     envoy | nginx | cluster-packages | wrk | h2load | kube) background+=("$t") ;;
-    etcd | coredns | controller-gen | helm | golangci-lint | promtool | prometheus | prometheus-operator | registry | cosign | syft) builds+=("$t") ;;
+    etcd | coredns | controller-gen | helm | golangci-lint | promtool | prometheus | prometheus-operator | registry | cosign | syft | cert-manager) builds+=("$t") ;;
     *) die "unknown tool: $t" ;;
   esac
 done

@@ -8,7 +8,8 @@
 # An image whose inputs did not change is not rebuilt.
 #
 # Usage: hack/images/build.sh [--force] [operator|nginx|envoy|prometheus|prometheus-operator|
-#   prometheus-config-reloader|client ...]
+#   prometheus-config-reloader|client|cert-manager ...]
+# (cert-manager: its controller, webhook and cainjector images)
 # Needs root (debootstrap, file ownership). See docs/images.md.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -17,7 +18,9 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 IMAGES_CACHE="$CACHE/images"
 LINKS="$BIN/images"
-ALL_IMAGES=(operator nginx envoy prometheus prometheus-operator prometheus-config-reloader client)
+ALL_IMAGES=(operator nginx envoy prometheus prometheus-operator prometheus-config-reloader client
+  cert-manager-controller cert-manager-webhook cert-manager-cainjector)
+CERT_MANAGER_IMAGES=(cert-manager-controller cert-manager-webhook cert-manager-cainjector)
 NONROOT=65532
 PATH_ENV=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 KEEP=3 # archives kept per image (the newest ones)
@@ -31,6 +34,7 @@ ref_of() {
     prometheus-operator) echo "localhost/webfarm-prometheus-operator:$PROMETHEUS_OPERATOR_VERSION" ;;
     prometheus-config-reloader) echo "localhost/webfarm-prometheus-config-reloader:$PROMETHEUS_OPERATOR_VERSION" ;;
     client) echo localhost/webfarm-client:dev ;;
+    cert-manager-controller | cert-manager-webhook | cert-manager-cainjector) echo "localhost/webfarm-$1:$CERT_MANAGER_VERSION" ;;
     *) die "unknown image: $1 (known: ${ALL_IMAGES[*]})" ;;
   esac
 }
@@ -322,6 +326,31 @@ installed_tool() {
   readlink -f "$BIN/$2"
 }
 
+# The cert-manager images (the e2e suite's cert-manager, installed by its own
+# chart): one binary that runs the component it is called as
+# (hack/tools/cert-manager); the three images share one layer and differ in
+# their entrypoint only.
+cert_manager_bin() { installed_tool cert-manager cert-manager/cert-manager-controller; }
+inputs_cert_manager() { echo "cert-manager=$CERT_MANAGER_VERSION sha256=$(sha256sum <"$(cert_manager_bin)" | cut -d' ' -f1)"; }
+rootfs_cert_manager() {
+  local r=$1 component=$2 b c
+  b="$(cert_manager_bin)"
+  base_files "$r"
+  install -D -m 0755 "$b" "$r/usr/local/bin/cert-manager"
+  static_binary "$r" /usr/local/bin/cert-manager
+  for c in "${CERT_MANAGER_IMAGES[@]}"; do ln "$r/usr/local/bin/cert-manager" "$r/usr/local/bin/$c"; done
+  inputs_cert_manager >"$WORK/packages.txt"
+  CONFIG=(--config.entrypoint "/usr/local/bin/$component"
+    --config.label "org.opencontainers.image.title=webfarm-$component"
+    --config.label "org.opencontainers.image.version=$CERT_MANAGER_VERSION")
+}
+inputs_cert-manager-controller() { inputs_cert_manager; }
+inputs_cert-manager-webhook() { inputs_cert_manager; }
+inputs_cert-manager-cainjector() { inputs_cert_manager; }
+rootfs_cert-manager-controller() { rootfs_cert_manager "$1" cert-manager-controller; }
+rootfs_cert-manager-webhook() { rootfs_cert_manager "$1" cert-manager-webhook; }
+rootfs_cert-manager-cainjector() { rootfs_cert_manager "$1" cert-manager-cainjector; }
+
 # static_binary ROOTFS PATH: fail unless PATH (inside ROOTFS) needs no shared library.
 static_binary() { ! ldd "$1$2" >/dev/null 2>&1 || die "$2 is not statically linked (build it with CGO_ENABLED=0)"; }
 
@@ -405,7 +434,7 @@ key_of() {
     echo "ref=$(ref_of "$n")"
     "inputs_$n"
     declare -f "rootfs_$n" build_image base_files etc_hosts add_nonroot copy_libs debootstrap_rootfs trim_debian \
-      pin_matches dpkg_status_d static_binary rootfs_prometheus_operator_command
+      pin_matches dpkg_status_d static_binary rootfs_prometheus_operator_command rootfs_cert_manager
   } | sha256sum | cut -c1-16
 }
 
@@ -468,6 +497,7 @@ for a in "$@"; do
   case "$a" in
     --force) FORCE=1 ;;
     -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    cert-manager) images+=("${CERT_MANAGER_IMAGES[@]}") ;;
     *) ref_of "$a" >/dev/null; images+=("$a") ;;
   esac
 done
@@ -488,6 +518,7 @@ for n in "${images[@]}"; do
   case "$n" in
     prometheus) tools+=(prometheus) ;;
     prometheus-operator | prometheus-config-reloader) tools+=(prometheus-operator) ;;
+    cert-manager-*) tools+=(cert-manager) ;;
   esac
 done
 [ ${#tools[@]} -eq 0 ] || "$ROOT/hack/install-tools.sh" "${tools[@]}"

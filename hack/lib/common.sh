@@ -26,6 +26,9 @@ SYFT_VERSION=v1.57.1
 # Prometheus Operator (hack/tools/prometheus-operator) and a Prometheus 3.x
 # server (hack/tools/prometheus, the module of promtool: one release).
 PROMETHEUS_OPERATOR_VERSION=v0.85.0
+# cert-manager (the e2e suite issues a farm's certificate with it): its
+# controller, webhook and cainjector built from this module, hack/tools/cert-manager.
+CERT_MANAGER_VERSION=v1.21.2
 LOCAL_REGISTRY="${WEBFARM_LOCAL_REGISTRY:-127.0.0.1:5000}"
 # on_loopback REF: whether a registry (or a reference in it) is on this
 # machine, spoken to over plain HTTP; every other registry over HTTPS.

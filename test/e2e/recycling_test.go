@@ -144,6 +144,13 @@ type load struct {
 }
 
 func startLoad(url string, perSecond int, headers ...string) *load {
+	return startRequests(perSecond, func() (framework.Response, error) { return framework.HTTPGet(url, headers...) })
+}
+
+// startRequests sends perSecond requests a second with send, each on its
+// own, until stopped (or for 5 minutes at most); a request fails on an
+// error or a status other than 200.
+func startRequests(perSecond int, send func() (framework.Response, error)) *load {
 	l := &load{done: make(chan struct{})}
 	l.wg.Add(1)
 	go func() {
@@ -164,7 +171,7 @@ func startLoad(url string, perSecond int, headers ...string) *load {
 			go func() {
 				defer l.wg.Done()
 				sentAt := time.Now()
-				r, err := framework.HTTPGet(url, headers...)
+				r, err := send()
 				var failure string
 				switch {
 				case err != nil:

@@ -39,6 +39,11 @@ type Cluster struct {
 		c    client.Client
 		err  error
 	}
+	certManager struct { // installed by the first test that asks (InstallCertManager)
+		once      sync.Once
+		err       error
+		installed bool
+	}
 	leaving struct { // the tests' namespaces, deleted without waiting
 		sync.Mutex
 		names []string
@@ -124,6 +129,7 @@ func (c *Cluster) Stop() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, devcluster.DeleteNamespace(ctx, c.Kubectl, monitoringNamespace, 2*time.Minute))
+	errs = append(errs, c.uninstallCertManager(ctx))
 	if c.releaseIsNew {
 		errs = append(errs, c.Release.Uninstall(ctx, c.Root, c.Kubectl, c.out))
 	}
