@@ -6,14 +6,16 @@
 # also serve a request from a read-only root file system, the way pods run them.
 #
 # Usage: hack/images/verify.sh [operator|nginx|envoy|prometheus|prometheus-operator|
-#   prometheus-config-reloader|client ...]  (needs root)
+#   prometheus-config-reloader|client|cert-manager-controller|cert-manager-webhook|
+#   cert-manager-cainjector ...]  (needs root)
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/../lib/common.sh"
 
 [ "$(id -u)" = 0 ] || die "verify needs root (chroot)"
 images=("$@")
-[ ${#images[@]} -gt 0 ] || images=(operator nginx envoy prometheus prometheus-operator prometheus-config-reloader client)
+[ ${#images[@]} -gt 0 ] || images=(operator nginx envoy prometheus prometheus-operator prometheus-config-reloader client
+  cert-manager-controller cert-manager-webhook cert-manager-cainjector)
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 U="${VERIFY_USER:-65532:65532}" # the user the checks run as (uid:gid)
@@ -107,6 +109,7 @@ for k, v in sorted(c.get("Labels", {}).items()): print(f"  label {k}={v}")'
       ;;
     prometheus-operator) run "$r" /bin/operator --version ;;
     prometheus-config-reloader) run "$r" /bin/prometheus-config-reloader --version ;;
+    cert-manager-*) LINES_SHOWN=4 run "$r" "/usr/local/bin/$n" --help ;;
     nginx)
       run "$r" nginx -v
       run "$r" curl --version
