@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/fsnotify/fsnotify"
 	"golang.org/x/sys/unix"
 )
 
@@ -178,55 +179,59 @@ func entryKey(path string) (string, error) {
 }
 
 // watch counts entries stored in and removed from the folder until stop is
-// closed. nginx writes an entry to a temporary file and renames it into
-// place; its cache manager unlinks the entries it evicts.
+// closed. nginx writes an entry to a temporary file (a name with a suffix,
+// not an entry's) and renames it into place, which the watcher reports as a
+// Create; its cache manager unlinks the entries it evicts (a Remove).
 func (s *store) watch(stop <-chan struct{}, ready chan<- error) {
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		ready <- err
 		return
 	}
-	if _, err := unix.InotifyAddWatch(fd, s.dir, unix.IN_MOVED_TO|unix.IN_DELETE); err != nil {
-		unix.Close(fd)
+	defer w.Close()
+	if err := w.Add(s.dir); err != nil {
 		ready <- err
 		return
 	}
 	// Watching first, then reading the folder: no entry is missed.
 	if err := s.rescan(); err != nil {
-		unix.Close(fd)
 		ready <- err
 		return
 	}
 	ready <- nil
-	f := os.NewFile(uintptr(fd), "inotify") // non-blocking: Read returns when stop closes it
-	go func() { <-stop; f.Close() }()
-	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
 	for {
-		n, err := f.Read(buf)
-		if err != nil {
+		select {
+		case <-stop:
 			return
-		}
-		for off := 0; off+unix.SizeofInotifyEvent <= n; {
-			ev := (*unix.InotifyEvent)(unsafePointer(&buf[off]))
-			nameBytes := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
-			name := string(bytes.TrimRight(nameBytes, "\x00"))
-			off += unix.SizeofInotifyEvent + int(ev.Len)
-			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			s.count(ev)
+		case err, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				_ = s.rescan() // counts of the lost events are lost; the memory in use is right again
-				continue
-			}
-			if !isEntry(name) {
-				continue
-			}
-			switch {
-			case ev.Mask&unix.IN_MOVED_TO != 0:
-				s.stored.Add(1)
-				s.added(name)
-			case ev.Mask&unix.IN_DELETE != 0:
-				s.deleted.Add(1)
-				s.removed(name)
 			}
 		}
+	}
+}
+
+// count records one change to the folder.
+func (s *store) count(ev fsnotify.Event) {
+	name := filepath.Base(ev.Name)
+	if !isEntry(name) {
+		return
+	}
+	switch {
+	case ev.Has(fsnotify.Create):
+		s.stored.Add(1)
+		s.added(name)
+	case ev.Has(fsnotify.Remove):
+		s.deleted.Add(1)
+		s.removed(name)
 	}
 }
 
