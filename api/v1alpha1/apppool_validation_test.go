@@ -1,13 +1,17 @@
 package v1alpha1_test
 
 import (
+	"strings"
 	"testing"
 )
 
 func TestAppPoolManifests(t *testing.T) { checkManifests(t, "AppPool", appPoolCases) }
 
-// appPoolCases are AppPool manifests, each the base AppPool (bases) with a patch, and
-// what the API server answers.
+// volumes is a patch that gives the base AppPool's app these volumes (flow style).
+func volumes(items string) string { return "spec: {app: {volumes: [" + items + "]}}" }
+
+// appPoolCases are AppPool manifests, each the base AppPool (bases) with a
+// patch, and what the API server answers.
 var appPoolCases = []manifestCase{
 	refused("an AppPool with neither content nor an app is refused", `spec: {app: null, replicas: 3}`, "an AppPool needs content, an app, or both"),
 	refused("an environment variable with both a value and valueFrom is refused", `spec: {app: {env: [{name: PASSWORD, value: hunter2, valueFrom: {secretKeyRef: {name: db, key: password}}}]}}`, "spec.app.env[0]", "set value or valueFrom, not both"),
@@ -21,64 +25,21 @@ var appPoolCases = []manifestCase{
 		        configMapKeyRef: {name: db, key: password}
 	`,
 		"spec.app.env[0].valueFrom", "set exactly one of secretKeyRef and configMapKeyRef"),
-	refused("an app volume whose name is not a DNS label is refused", `spec: {app: {volumes: [{name: DB_Secret, mountPath: /etc/db, secret: {name: db}}]}}`, `spec.app.volumes[0].name`, `a volume name must be a DNS label`),
-	refused("an app volume name longer than 59 characters is refused", `
-		spec:
-		  app:
-		    volumes:
-		    - name: vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv
-		      mountPath: /etc/db
-		      secret: {name: db}
-	`,
-		`spec.app.volumes[0].name`, `may not be more than 59`),
-	refused("a relative mount path is refused", `spec: {app: {volumes: [{name: db, mountPath: etc/db, secret: {name: db}}]}}`, `spec.app.volumes[0].mountPath`, `mountPath must be an absolute path (start with /)`),
-	refused("a mount path with a dot-dot segment is refused", `spec: {app: {volumes: [{name: db, mountPath: /srv/../etc/shadow, secret: {name: db}}]}}`, `spec.app.volumes[0].mountPath`, `mountPath may not have '.' or '..' segments`),
-	refused("a mount path with a trailing slash or an empty segment is refused", `
-		spec:
-		  app:
-		    volumes:
-		    - {name: a, mountPath: /etc/db/, secret: {name: db}}
-		    - {name: b, mountPath: /etc//db, secret: {name: db}}
-	`,
-		`spec.app.volumes[0].mountPath`, `spec.app.volumes[1].mountPath`, `mountPath may not hold an empty segment or end with /`),
-	refused("a mount path over the app's writable /tmp is refused", `
-		spec:
-		  app:
-		    volumes:
-		    - {name: a, mountPath: /tmp, secret: {name: db}}
-		    - {name: b, mountPath: /tmp/db, secret: {name: db}}
-	`,
-		`spec.app.volumes[0].mountPath`, `spec.app.volumes[1].mountPath`, `mountPath may not be, lie inside or contain a path the pod mounts itself`),
-	refused("a mount path above the API token's folder is refused", `spec: {app: {volumes: [{name: db, mountPath: /var/run/secrets, secret: {name: db}}]}}`, `spec.app.volumes[0].mountPath`, `mountPath may not be, lie inside or contain a path the pod mounts itself`),
-	refused("a mount path over the kubelet's /etc/hosts or the kernel's /proc is refused", `
-		spec:
-		  app:
-		    volumes:
-		    - {name: a, mountPath: /etc/hosts, configMap: {name: hosts}}
-		    - {name: b, mountPath: /proc/self, configMap: {name: hosts}}
-	`,
-		`spec.app.volumes[0].mountPath`, `spec.app.volumes[1].mountPath`, `a path the pod mounts itself`),
-	refused("two app volumes with the same mount path are refused", `
-		spec:
-		  app:
-		    volumes:
-		    - {name: a, mountPath: /etc/db, secret: {name: db}}
-		    - {name: b, mountPath: /etc/db, configMap: {name: db}}
-	`,
-		`spec.app.volumes`, `two volumes may not have the same mountPath`),
-	refused("two app volumes with the same name are refused", `
-		spec:
-		  app:
-		    volumes:
-		    - {name: db, mountPath: /etc/a, secret: {name: db}}
-		    - {name: db, mountPath: /etc/b, secret: {name: db}}
-	`,
-		`spec.app.volumes[1]: Duplicate value: {"name":"db"}`),
-	refused("an app volume naming both a Secret and a ConfigMap is refused", `spec: {app: {volumes: [{name: db, mountPath: /etc/db, secret: {name: db}, configMap: {name: db}}]}}`, `spec.app.volumes[0]`, `a volume needs exactly one of secret, configMap or persistentVolumeClaim`),
-	refused("an app volume naming nothing to mount is refused", `spec: {app: {volumes: [{name: db, mountPath: /etc/db}]}}`, `spec.app.volumes[0]`, `a volume needs exactly one of secret, configMap or persistentVolumeClaim`),
-	refused("a writable Secret volume is refused", `spec: {app: {volumes: [{name: db, mountPath: /etc/db, readOnly: false, secret: {name: db}}]}}`, `spec.app.volumes[0]`, `readOnly may be false only for a persistentVolumeClaim`),
-	refused("a Secret name that is not a DNS subdomain is refused", `spec: {app: {volumes: [{name: db, mountPath: /etc/db, secret: {name: Db_Password}}]}}`, `spec.app.volumes[0].secret.name`),
-	refused("seventeen app volumes are refused", `spec: {app: {volumes: [`+repeated(17, "{name: v%[1]d, mountPath: /etc/v%[1]d, configMap: {name: v%[1]d}}")+`]}}`, `spec.app.volumes: Too many: 17: must have at most 16 items`),
+	refused("an app volume whose name is not a DNS label is refused", volumes(`{name: DB_Secret, mountPath: /etc/db, secret: {name: db}}`), `spec.app.volumes[0].name`, `a volume name must be a DNS label`),
+	refused("an app volume name longer than 59 characters is refused", volumes(`{name: `+strings.Repeat("v", 60)+`, mountPath: /etc/db, secret: {name: db}}`), `spec.app.volumes[0].name`, `may not be more than 59`),
+	refused("a relative mount path is refused", volumes(`{name: db, mountPath: etc/db, secret: {name: db}}`), `spec.app.volumes[0].mountPath`, `mountPath must be an absolute path (start with /)`),
+	refused("a mount path with a dot-dot segment is refused", volumes(`{name: db, mountPath: /srv/../etc/shadow, secret: {name: db}}`), `spec.app.volumes[0].mountPath`, `mountPath may not have '.' or '..' segments`),
+	refused("a mount path with a trailing slash or an empty segment is refused", volumes(`{name: a, mountPath: /etc/db/, secret: {name: db}}, {name: b, mountPath: /etc//db, secret: {name: db}}`), `spec.app.volumes[0].mountPath`, `spec.app.volumes[1].mountPath`, `mountPath may not hold an empty segment or end with /`),
+	refused("a mount path over the app's writable /tmp is refused", volumes(`{name: a, mountPath: /tmp, secret: {name: db}}, {name: b, mountPath: /tmp/db, secret: {name: db}}`), `spec.app.volumes[0].mountPath`, `spec.app.volumes[1].mountPath`, `mountPath may not be, lie inside or contain a path the pod mounts itself`),
+	refused("a mount path above the API token's folder is refused", volumes(`{name: db, mountPath: /var/run/secrets, secret: {name: db}}`), `spec.app.volumes[0].mountPath`, `mountPath may not be, lie inside or contain a path the pod mounts itself`),
+	refused("a mount path over the kubelet's /etc/hosts or the kernel's /proc is refused", volumes(`{name: a, mountPath: /etc/hosts, configMap: {name: hosts}}, {name: b, mountPath: /proc/self, configMap: {name: hosts}}`), `spec.app.volumes[0].mountPath`, `spec.app.volumes[1].mountPath`, `a path the pod mounts itself`),
+	refused("two app volumes with the same mount path are refused", volumes(`{name: a, mountPath: /etc/db, secret: {name: db}}, {name: b, mountPath: /etc/db, configMap: {name: db}}`), `spec.app.volumes`, `two volumes may not have the same mountPath`),
+	refused("two app volumes with the same name are refused", volumes(`{name: db, mountPath: /etc/a, secret: {name: db}}, {name: db, mountPath: /etc/b, secret: {name: db}}`), `spec.app.volumes[1]: Duplicate value: {"name":"db"}`),
+	refused("an app volume naming both a Secret and a ConfigMap is refused", volumes(`{name: db, mountPath: /etc/db, secret: {name: db}, configMap: {name: db}}`), `spec.app.volumes[0]`, `a volume needs exactly one of secret, configMap or persistentVolumeClaim`),
+	refused("an app volume naming nothing to mount is refused", volumes(`{name: db, mountPath: /etc/db}`), `spec.app.volumes[0]`, `a volume needs exactly one of secret, configMap or persistentVolumeClaim`),
+	refused("a writable Secret volume is refused", volumes(`{name: db, mountPath: /etc/db, readOnly: false, secret: {name: db}}`), `spec.app.volumes[0]`, `readOnly may be false only for a persistentVolumeClaim`),
+	refused("a Secret name that is not a DNS subdomain is refused", volumes(`{name: db, mountPath: /etc/db, secret: {name: Db_Password}}`), `spec.app.volumes[0].secret.name`),
+	refused("seventeen app volumes are refused", volumes(repeated(17, "{name: v%[1]d, mountPath: /etc/v%[1]d, configMap: {name: v%[1]d}}")), `spec.app.volumes: Too many: 17: must have at most 16 items`),
 	refused("a pool state other than Started or Stopped is refused", `spec: {state: Paused}`, "spec.state", `supported values: "Started", "Stopped"`),
 	refused("a rollout that may neither add nor stop a worker is refused", `spec: {rollout: {maxSurge: 0}}`, "spec.rollout", "maxSurge and maxUnavailable cannot both be 0"),
 	refused("a rollout surge above 100 is refused", `spec: {rollout: {maxSurge: 101}}`, "spec.rollout.maxSurge", "should be less than or equal to 100"),

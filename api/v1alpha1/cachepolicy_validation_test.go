@@ -6,8 +6,8 @@ import (
 
 func TestCachePolicyManifests(t *testing.T) { checkManifests(t, "CachePolicy", cachePolicyCases) }
 
-// cachePolicyCases are CachePolicy manifests, each the base CachePolicy (bases) with a patch, and
-// what the API server answers.
+// cachePolicyCases are CachePolicy manifests, each the base CachePolicy
+// (bases) with a patch, and what the API server answers.
 var cachePolicyCases = []manifestCase{
 	refused("a frequent-hit threshold of 0 is refused", `spec: {frequentHitThreshold: 0}`, "spec.frequentHitThreshold", "should be greater than or equal to 1"),
 	refused("a frequent-hit period written in days is refused", `spec: {frequentHitPeriod: 1d}`, `spec.frequentHitPeriod: Invalid value: "1d"`, "should match"),

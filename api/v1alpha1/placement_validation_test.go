@@ -18,6 +18,8 @@ import (
 // A placementCase is a placement (flow style) that each kind taking one is
 // given: refused with want at field below the placement, or accepted when
 // want is empty.
+//
+//nolint:kubeapilinter // a test table's row, not an API type
 type placementCase struct{ name, placement, field, want string }
 
 // placementPaths are the kinds that take a placement, and where.

@@ -2,7 +2,6 @@ package v1alpha1_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -58,24 +57,6 @@ var bases = map[string]string{
 	`,
 }
 
-// inSite is a patch that changes the base WebFarm's one site: sitePatch is
-// merged over that site, as a merge patch cannot reach into a list.
-func inSite(sitePatch string) string {
-	var base, change map[string]any
-	if err := yaml.Unmarshal([]byte(testutil.Dedent(bases["WebFarm"])), &base); err != nil {
-		panic(err)
-	}
-	if err := yaml.Unmarshal([]byte(sitePatch), &change); err != nil {
-		panic(fmt.Sprintf("the site patch is not valid YAML: %v\n%s", err, sitePatch))
-	}
-	site := base["spec"].(map[string]any)["sites"].([]any)[0]
-	merged, err := json.Marshal(mergePatch(site, change))
-	if err != nil {
-		panic(err)
-	}
-	return "spec: {sites: [" + string(merged) + "]}"
-}
-
 // repeated is n items, made by format from their index, separated by commas.
 func repeated(n int, format string) string {
 	items := make([]string, n)
@@ -92,6 +73,8 @@ var tooLongName = strings.Repeat("a", 51)
 // answers. The manifest is its kind's base with patch merged over it as
 // `kubectl patch --type merge` would (RFC 7386): maps merge, a list replaces
 // the base's list whole, and null removes a field.
+//
+//nolint:kubeapilinter // a test table's row, not an API type
 type manifestCase struct {
 	name  string
 	patch string

@@ -1,16 +1,39 @@
 package v1alpha1_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"webfarm.dev/operator/internal/testutil"
 )
 
 func TestWebFarmManifests(t *testing.T) { checkManifests(t, "WebFarm", webFarmCases) }
 
-// webFarmCases are WebFarm manifests, each the base WebFarm (bases) with a patch, and
-// what the API server answers.
+// inSite is a patch that changes the base WebFarm's one site: sitePatch is
+// merged over that site, as a merge patch cannot reach into a list.
+func inSite(sitePatch string) string {
+	var base, change map[string]any
+	if err := yaml.Unmarshal([]byte(testutil.Dedent(bases["WebFarm"])), &base); err != nil {
+		panic(err)
+	}
+	if err := yaml.Unmarshal([]byte(sitePatch), &change); err != nil {
+		panic(fmt.Sprintf("the site patch is not valid YAML: %v\n%s", err, sitePatch))
+	}
+	site := base["spec"].(map[string]any)["sites"].([]any)[0]
+	merged, err := json.Marshal(mergePatch(site, change))
+	if err != nil {
+		panic(err)
+	}
+	return "spec: {sites: [" + string(merged) + "]}"
+}
+
+// webFarmCases are WebFarm manifests, each the base WebFarm (bases) with a
+// patch, and what the API server answers.
 var webFarmCases = []manifestCase{
 	// HTTPS.
 	refused("a site's tls without a secretName is refused", inSite(`{tls: {plainHTTP: Serve}}`), "spec.sites[0].tls.secretName: Required value"),
