@@ -139,13 +139,7 @@ var appPoolCases = []manifestCase{
 		    stabilizationWindow: 10m
 		    fallbackReplicas: 4
 	`),
-	accepted("an AppPool serving a PersistentVolumeClaim with a long idle timeout is accepted", `
-		spec:
-		  app: null
-		  content: {persistentVolumeClaim: {claimName: site.files}}
-		  idle: {timeout: 720h}
-		  recycling: {interval: 10m}
-	`),
+	accepted("an AppPool serving a PersistentVolumeClaim with a long idle timeout is accepted", `spec: {app: null, content: {persistentVolumeClaim: {claimName: site.files}}, idle: {timeout: 720h}, recycling: {interval: 10m}}`),
 	accepted("an app mounting a Secret, an optional ConfigMap and a writable claim at paths beside the pod's own is accepted", `
 		spec:
 		  app:
