@@ -2,77 +2,56 @@ package v1alpha1_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"webfarm.dev/operator/internal/testutil"
 )
 
 // Placement and the frontend Service's load balancer settings, checked by
 // the API server.
 
-// placed are the three places a placement goes, each with the placement
-// given (flow style): a farm's frontend, a pool and a cache policy.
-func placed(placement string) map[string]string {
-	return map[string]string{
-		"WebFarm": `
-			apiVersion: webfarm.dev/v1alpha1
-			kind: WebFarm
-			metadata: {name: farm}
-			spec:
-			  sites: [{name: www, hosts: [www.example.com], routes: [{appPool: web}]}]
-			  frontend: {placement: ` + placement + `}
-		`,
-		"AppPool": `
-			apiVersion: webfarm.dev/v1alpha1
-			kind: AppPool
-			metadata: {name: web}
-			spec: {content: {configMap: {name: site}}, placement: ` + placement + `}
-		`,
-		"CachePolicy": `
-			apiVersion: webfarm.dev/v1alpha1
-			kind: CachePolicy
-			metadata: {name: cache}
-			spec: {placement: ` + placement + `}
-		`,
+// A placementCase is a placement (flow style) that each kind taking one is
+// given: refused with want at field below the placement, or accepted when
+// want is empty.
+//
+//nolint:kubeapilinter // a test table's row, not an API type
+type placementCase struct{ name, placement, field, want string }
+
+// placementPaths are the kinds that take a placement, and where.
+var placementPaths = map[string]string{"WebFarm": "spec.frontend.placement", "AppPool": "spec.placement", "CachePolicy": "spec.placement"}
+
+// checkPlacements runs each placement case in each kind that takes one.
+func checkPlacements(t *testing.T, cases []placementCase) {
+	for _, kind := range []string{"WebFarm", "AppPool", "CachePolicy"} {
+		var kindCases []manifestCase
+		for _, c := range cases {
+			name, patch := c.name+" ("+kind+")", `spec: {placement: `+c.placement+`}`
+			if kind == "WebFarm" {
+				patch = `spec: {frontend: {placement: ` + c.placement + `}}`
+			}
+			if c.want == "" {
+				kindCases = append(kindCases, accepted(name, patch))
+			} else {
+				kindCases = append(kindCases, refused(name, patch, placementPaths[kind]+c.field, c.want))
+			}
+		}
+		checkManifests(t, kind, kindCases)
 	}
 }
 
-// placementPath is where a kind keeps its placement.
-var placementPath = map[string]string{"WebFarm": "spec.frontend.placement", "AppPool": "spec.placement", "CachePolicy": "spec.placement"}
+// service is a patch that gives the base WebFarm's frontend Service (flow style).
+func service(settings string) string { return `spec: {frontend: {service: ` + settings + `}}` }
 
-// serviceFarm is a farm whose frontend Service is given (flow style).
-func serviceFarm(service string) string {
-	return `
-		apiVersion: webfarm.dev/v1alpha1
-		kind: WebFarm
-		metadata: {name: farm}
-		spec:
-		  sites: [{name: www, hosts: [www.example.com], routes: [{appPool: web}]}]
-		  frontend: {service: ` + service + `}
-	`
-}
-
-func manyPairs(n int, format string) string {
-	pairs := make([]string, n)
-	for i := range pairs {
-		pairs[i] = fmt.Sprintf(format, i)
-	}
-	return "{" + strings.Join(pairs, ", ") + "}"
-}
+// manyPairs is a flow map of n pairs, made by format from their index.
+func manyPairs(n int, format string) string { return "{" + repeated(n, format) + "}" }
 
 func TestPlacementsThatAreRefused(t *testing.T) {
-	ns := newNamespace(t)
-	cases := []struct {
-		name      string
-		placement string
-		// want are substrings of the error after the placement's path.
-		field string
-		want  string
-	}{
+	checkPlacements(t, []placementCase{
 		{"a pod affinity term naming other namespaces is refused", `{affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: db}}, namespaces: [kube-system]}]}}}`,
 			".affinity", "pod affinity terms select pods of the object's own namespace: namespaces and namespaceSelector are not allowed"},
 		{"a preferred pod affinity term with an empty namespace selector (every namespace) is refused", `{affinity: {podAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 10, podAffinityTerm: {topologyKey: kubernetes.io/hostname, namespaceSelector: {}}}]}}}`,
@@ -100,24 +79,12 @@ func TestPlacementsThatAreRefused(t *testing.T) {
 		{"the system-node-critical priority class is refused", `{priorityClassName: system-node-critical}`, ".priorityClassName", "may not name a system priority class"},
 		{"the system-cluster-critical priority class is refused", `{priorityClassName: system-cluster-critical}`, ".priorityClassName", "may not name a system priority class"},
 		{"a priority class name with capitals is refused", `{priorityClassName: High}`, ".priorityClassName", "should match"},
-	}
-	for _, tc := range cases {
-		for kind, manifest := range placed(tc.placement) {
-			t.Run(tc.name+" ("+kind+")", func(t *testing.T) {
-				obj, err := apply(t, ns, manifest)
-				if err == nil {
-					remove(t, obj)
-					t.Fatalf("the API server accepted the placement")
-				}
-				checkRefusal(t, err, placementPath[kind]+tc.field, tc.want)
-			})
-		}
-	}
+	})
 }
 
 func TestFrontendServicesThatAreRefused(t *testing.T) {
-	ns := newNamespace(t)
-	cases := []struct{ name, service, want string }{
+	var cases []manifestCase
+	for _, c := range []struct{ name, settings, want string }{
 		{"externalTrafficPolicy on a ClusterIP Service is refused", `{externalTrafficPolicy: Cluster}`, "externalTrafficPolicy needs type NodePort or LoadBalancer"},
 		{"an unknown externalTrafficPolicy is refused", `{type: LoadBalancer, externalTrafficPolicy: Global}`, `supported values: "Cluster", "Local"`},
 		{"a loadBalancerClass on a NodePort Service is refused", `{type: NodePort, loadBalancerClass: service.k8s.aws/nlb}`, "loadBalancerClass needs type LoadBalancer"},
@@ -128,69 +95,31 @@ func TestFrontendServicesThatAreRefused(t *testing.T) {
 		{"65 annotations are refused", `{type: LoadBalancer, annotations: ` + manyPairs(65, "example.com/a%d: v") + `}`, "must have at most 64 items"},
 		{"a source range that is not a CIDR is refused", `{type: LoadBalancer, loadBalancerSourceRanges: [10.0.0.1]}`, "must be a CIDR such as 10.0.0.0/8"},
 		{"source ranges on a NodePort Service are refused", `{type: NodePort, loadBalancerSourceRanges: [10.0.0.0/8]}`, "loadBalancerSourceRanges needs type LoadBalancer"},
+	} {
+		cases = append(cases, refused(c.name, service(c.settings), "spec.frontend.service", c.want))
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			obj, err := apply(t, ns, serviceFarm(tc.service))
-			if err == nil {
-				remove(t, obj)
-				t.Fatalf("the API server accepted the Service settings")
-			}
-			checkRefusal(t, err, "spec.frontend.service", tc.want)
-		})
-	}
-}
-
-func checkRefusal(t *testing.T, err error, want ...string) {
-	t.Helper()
-	msg := err.Error()
-	t.Logf("the API server says: %s", msg)
-	for _, w := range want {
-		if !strings.Contains(msg, w) {
-			t.Errorf("the error does not contain %q:\n%s", w, msg)
-		}
-	}
-	for _, bad := range celFailures {
-		if strings.Contains(msg, bad) {
-			t.Errorf("the error contains %q, a rule that failed to run:\n%s", bad, msg)
-		}
-	}
+	checkManifests(t, "WebFarm", cases)
 }
 
 func TestPlacementsAndServicesThatAreAccepted(t *testing.T) {
-	ns := newNamespace(t)
-	var manifests []string
-	for _, p := range []string{
-		`{nodeSelector: {node-role.example.com/edge: "true", kubernetes.io/arch: amd64}, tolerations: [{key: node-role.example.com/edge, operator: Exists, effect: NoSchedule}, {operator: Exists, effect: NoExecute, tolerationSeconds: 30}], priorityClassName: web-critical}`,
-		`{affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [eu-west-1a, eu-west-1b]}]}]}}, podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 100, podAffinityTerm: {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app.kubernetes.io/instance: web}}}}]}}}`,
-		`{topologySpreadConstraints: [{maxSkew: 1, minDomains: 3, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, matchLabelKeys: [pod-template-hash], nodeTaintsPolicy: Honor}]}`,
-		`{nodeSelector: ` + manyPairs(32, "example.com/k%d: v") + `}`,
-	} {
-		for _, m := range placed(p) {
-			manifests = append(manifests, m)
-		}
-	}
-	manifests = append(manifests,
-		serviceFarm(`{type: LoadBalancer, loadBalancerClass: service.k8s.aws/nlb, externalTrafficPolicy: Local, annotations: {service.beta.kubernetes.io/aws-load-balancer-scheme: internet-facing, service.beta.kubernetes.io/aws-load-balancer-nlb-target-type: ip}, loadBalancerSourceRanges: [192.0.2.0/24, "2001:db8::/32"]}`),
-		serviceFarm(`{type: NodePort, externalTrafficPolicy: Cluster}`),
-		serviceFarm(`{type: LoadBalancer, annotations: `+manyPairs(64, "example.com/a%d: v")+`}`),
-	)
-	for i, m := range manifests {
-		t.Run(fmt.Sprintf("manifest %d is accepted", i), func(t *testing.T) {
-			obj, err := apply(t, ns, m)
-			if err != nil {
-				t.Fatalf("the API server refused the manifest: %v\n%s", err, m)
-			}
-			remove(t, obj)
-		})
-	}
+	checkPlacements(t, []placementCase{
+		{name: "a node selector, tolerations and a priority class are accepted", placement: `{nodeSelector: {node-role.example.com/edge: "true", kubernetes.io/arch: amd64}, tolerations: [{key: node-role.example.com/edge, operator: Exists, effect: NoSchedule}, {operator: Exists, effect: NoExecute, tolerationSeconds: 30}], priorityClassName: web-critical}`},
+		{name: "a required node affinity and a preferred pod anti-affinity are accepted", placement: `{affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [eu-west-1a, eu-west-1b]}]}]}}, podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 100, podAffinityTerm: {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app.kubernetes.io/instance: web}}}}]}}}`},
+		{name: "a zone spread constraint with minDomains is accepted", placement: `{topologySpreadConstraints: [{maxSkew: 1, minDomains: 3, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, matchLabelKeys: [pod-template-hash], nodeTaintsPolicy: Honor}]}`},
+		{name: "a node selector of 32 labels is accepted", placement: `{nodeSelector: ` + manyPairs(32, "example.com/k%d: v") + `}`},
+	})
+	checkManifests(t, "WebFarm", []manifestCase{
+		accepted("a cloud load balancer with a class, a Local traffic policy, annotations and source ranges is accepted", service(`{type: LoadBalancer, loadBalancerClass: service.k8s.aws/nlb, externalTrafficPolicy: Local, annotations: {service.beta.kubernetes.io/aws-load-balancer-scheme: internet-facing, service.beta.kubernetes.io/aws-load-balancer-nlb-target-type: ip}, loadBalancerSourceRanges: [192.0.2.0/24, "2001:db8::/32"]}`)),
+		accepted("a NodePort Service with externalTrafficPolicy Cluster is accepted", service(`{type: NodePort, externalTrafficPolicy: Cluster}`)),
+		accepted("a load balancer with 64 annotations is accepted", service(`{type: LoadBalancer, annotations: `+manyPairs(64, "example.com/a%d: v")+`}`)),
+	})
 }
 
 func TestALoadBalancersClassStaysWhileTheServiceIsALoadBalancer(t *testing.T) {
 	ns := newNamespace(t)
 	ctx := context.Background()
-	obj, err := apply(t, ns, serviceFarm(`{type: LoadBalancer, loadBalancerClass: service.k8s.aws/nlb}`))
-	if err != nil {
+	obj := patched(t, "WebFarm", service(`{type: LoadBalancer, loadBalancerClass: service.k8s.aws/nlb}`))
+	if err := testutil.CreateStrict(k8s, ns, obj); err != nil {
 		t.Fatal(err)
 	}
 	defer remove(t, obj)
