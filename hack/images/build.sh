@@ -444,7 +444,7 @@ deb_status() {
 # packages with their dependencies, from the suite with its updates, checked
 # against the pinned versions.
 arm64_rootfs() {
-  local r=$1 pins=$2 p names=() debs deb
+  local r=$1 pins=$2 p names=() debs deb pkg f
   for p in $pins; do names+=("${p%%=*}"); done
   log "fetching $DEBIAN_SUITE minbase + ${names[*]} for arm64 (apt, own state in $IMAGES_CACHE/apt-arm64)"
   arm64_apt apt-get -qq update >/dev/null
@@ -458,8 +458,14 @@ arm64_rootfs() {
   for deb in $debs; do
     dpkg-deb -x "$deb" "$r"
     deb_status "$deb" >>"$r/var/lib/dpkg/status"
-    dpkg-deb -c "$deb" | awk '{print substr($6, 2)}' | sed -e 's|/$||' -e 's|^$|/.|' \
-      >"$r/var/lib/dpkg/info/$(dpkg-deb -f "$deb" Package).list"
+    # The files of each package, as dpkg records them: SBOM scanners read
+    # them to tell a package's programs from unpackaged ones.
+    pkg="$(dpkg-deb -f "$deb" Package)"
+    dpkg-deb -c "$deb" | awk '{print substr($6, 2)}' | sed -e 's|/$||' -e 's|^$|/.|' >"$r/var/lib/dpkg/info/$pkg.list"
+    for f in md5sums conffiles; do
+      { dpkg-deb --ctrl-tarfile "$deb" | tar -xO "./$f" 2>/dev/null || true; } >"$r/var/lib/dpkg/info/$pkg.$f"
+      [ -s "$r/var/lib/dpkg/info/$pkg.$f" ] || rm -f "$r/var/lib/dpkg/info/$pkg.$f"
+    done
   done
   merge_usr "$r"
   # The maintainer scripts that matter in an image, done by hand: base-passwd's
