@@ -712,9 +712,10 @@ build_image() {
     mv "$archive.tmp" "$archive"
     remove_work
     log "$ref: built in $((SECONDS - start)) s, $(du -h "$archive" | cut -f1) ($(basename "$archive"))"
-    # Keep the newest archives of this image only.
+    # Keep the newest archives of this image only (<name>-<16 hex digits>.tar:
+    # not those of nginx-arm64 for nginx, or of prometheus-operator for prometheus).
     local old
-    for old in $(ls -t "$IMAGES_CACHE/$n"-*.tar 2>/dev/null | tail -n +$((KEEP + 1))); do
+    for old in $(ls -t "$IMAGES_CACHE/$n"-????????????????.tar 2>/dev/null | tail -n +$((KEEP + 1))); do
       rm -f "$old" "${old%.tar}.packages.txt"
     done
   fi
