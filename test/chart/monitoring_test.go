@@ -28,6 +28,8 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/collect/autoscaler"
+	"webfarm.dev/operator/internal/collect/cpumonitor"
+	"webfarm.dev/operator/internal/collect/workermemory"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/render/k8s"
@@ -286,7 +288,7 @@ func TestTheMonitoringObjects(t *testing.T) {
 		})
 	}
 
-	t.Run("the cAdvisor ServiceMonitor keeps the kubelets' CPU counter with its own labels, and nothing else", func(t *testing.T) {
+	t.Run("the cAdvisor ServiceMonitor keeps the kubelets' CPU and memory figures with their own labels, and nothing else", func(t *testing.T) {
 		if sm.Name != "wf-cadvisor" || !reflect.DeepEqual(sm.Spec.NamespaceSelector.MatchNames, []string{"kube-system"}) ||
 			sm.Spec.Selector.MatchLabels["app.kubernetes.io/name"] != "kubelet" || sm.Spec.JobLabel != "app.kubernetes.io/name" || len(sm.Spec.Endpoints) != 1 {
 			t.Fatalf("ServiceMonitor %s %+v", sm.Name, sm.Spec)
@@ -317,15 +319,25 @@ func TestTheMonitoringObjects(t *testing.T) {
 // (/metrics/cadvisor) that the operator's default queries read: no process
 // here runs a kubelet, so they are named, with where they come from.
 var cAdvisorMetrics = map[string]string{
-	"container_cpu_usage_seconds_total": "the kubelet's cAdvisor (/metrics/cadvisor): the CPU monitor's and the autoscaler's CPU query",
+	"container_cpu_usage_seconds_total":  "the kubelet's cAdvisor (/metrics/cadvisor): the CPU monitor's and the autoscaler's CPU query",
+	"container_memory_working_set_bytes": "the kubelet's cAdvisor (/metrics/cadvisor): recycling on a worker's memory",
 }
 
-// cadvisorMetrics are the cAdvisor metrics the autoscaler's default queries
-// and the CPU monitor name.
+// cadvisorQueries are the operator's queries of cAdvisor's figures: the
+// autoscaler's default CPU query, the CPU monitor's and memory recycling's.
+func cadvisorQueries(t *testing.T) []query {
+	return []query{
+		{"the autoscaler's CPU query", autoscalerQuery(t, autoscaler.DefaultCPUQuery)},
+		{"the CPU monitor's query", cpumonitor.Query("shop|blog")},
+		{"memory recycling's query", workermemory.Query("shop|blog")},
+	}
+}
+
+// cadvisorMetrics are the cAdvisor metrics the operator's queries name.
 func cadvisorMetrics(t *testing.T) []string {
 	t.Helper()
 	var names []string
-	for _, n := range queriedMetrics(t, []query{{"the autoscaler's CPU query", autoscalerQuery(t, autoscaler.DefaultCPUQuery)}}) {
+	for _, n := range queriedMetrics(t, cadvisorQueries(t)) {
 		names = append(names, n.name)
 	}
 	return names
@@ -449,9 +461,8 @@ func TestEveryQueriedMetricExists(t *testing.T) {
 		}
 	}
 	queries = append(queries, dashboardQueries(t)...)
-	queries = append(queries,
-		query{"the autoscaler's requests query", autoscalerQuery(t, autoscaler.DefaultRequestsQuery)},
-		query{"the autoscaler's CPU query", autoscalerQuery(t, autoscaler.DefaultCPUQuery)})
+	queries = append(queries, query{"the autoscaler's requests query", autoscalerQuery(t, autoscaler.DefaultRequestsQuery)})
+	queries = append(queries, cadvisorQueries(t)...)
 
 	envoyStats := envoyMetrics(t)
 	from := map[string]map[string]bool{"the operator": {}, "Envoy": {}, "cAdvisor": {}}

@@ -48,6 +48,14 @@ func (m *CPUMonitor) Start(ctx context.Context) error {
 	return prometheus.ReadEvery(ctx, m.Interval, "cpu-monitor", "reading the pools' CPU", m.check)
 }
 
+// Query is the PromQL of the workers' CPU in cores, per pod, in the
+// namespaces namespaceRegex matches: the rate of the kubelets' cAdvisor CPU
+// counter over cpuWindow.
+func Query(namespaceRegex string) string {
+	return fmt.Sprintf(`sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{container!="",container!="POD",namespace=~"%s"}[%s]))`,
+		namespaceRegex, cpuWindow)
+}
+
 func (m *CPUMonitor) check(ctx context.Context) error {
 	var pools v1.AppPoolList
 	if err := m.Client.List(ctx, &pools); err != nil {
@@ -59,8 +67,7 @@ func (m *CPUMonitor) check(ctx context.Context) error {
 	if len(watched) == 0 {
 		return nil
 	}
-	used, err := prometheus.ByPod(ctx, m.Prometheus, fmt.Sprintf(`sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{container!="",container!="POD",namespace=~"%s"}[%s]))`,
-		prometheus.NamespaceRegex(watched), cpuWindow))
+	used, err := prometheus.ByPod(ctx, m.Prometheus, Query(prometheus.NamespaceRegex(watched)))
 	if err != nil {
 		return err
 	}

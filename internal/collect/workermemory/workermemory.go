@@ -39,6 +39,13 @@ func (m *WorkerMemory) Start(ctx context.Context) error {
 	return prometheus.ReadEvery(ctx, m.Interval, "worker-memory", "reading the workers' memory", m.read)
 }
 
+// Query is the PromQL of the workers' memory in use, per pod, in the
+// namespaces namespaceRegex matches: the kubelets' cAdvisor working set, as
+// the kubelet counts it against the container's limit.
+func Query(namespaceRegex string) string {
+	return fmt.Sprintf(`sum by (namespace, pod) (container_memory_working_set_bytes{container!="",container!="POD",namespace=~"%s"})`, namespaceRegex)
+}
+
 func (m *WorkerMemory) read(ctx context.Context) error {
 	var pools v1.AppPoolList
 	if err := m.Client.List(ctx, &pools); err != nil {
@@ -48,8 +55,7 @@ func (m *WorkerMemory) read(ctx context.Context) error {
 	if len(watched) == 0 {
 		return nil
 	}
-	bytesByPod, err := prometheus.ByPod(ctx, m.Prometheus, fmt.Sprintf(
-		`sum by (namespace, pod) (container_memory_working_set_bytes{container!="",container!="POD",namespace=~"%s"})`, prometheus.NamespaceRegex(watched)))
+	bytesByPod, err := prometheus.ByPod(ctx, m.Prometheus, Query(prometheus.NamespaceRegex(watched)))
 	if err != nil {
 		return err
 	}
