@@ -22,7 +22,7 @@ import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/activator"
 	"webfarm.dev/operator/internal/apply"
-	"webfarm.dev/operator/internal/cacheagent"
+	"webfarm.dev/operator/internal/cacheadmin"
 	"webfarm.dev/operator/internal/collect/autoscaler"
 	"webfarm.dev/operator/internal/collect/cachestats"
 	"webfarm.dev/operator/internal/collect/certificates"
@@ -31,8 +31,7 @@ import (
 	"webfarm.dev/operator/internal/collect/workermemory"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/observations"
-	"webfarm.dev/operator/internal/render/k8s"
-	"webfarm.dev/operator/internal/render/nginx"
+	"webfarm.dev/operator/internal/vocabulary"
 	"webfarm.dev/operator/internal/xds"
 )
 
@@ -76,7 +75,7 @@ const (
 // memory), and, when namespaces are given, only theirs (the chart then
 // grants the operator's rules in those namespaces alone).
 func CacheOptions(namespaces []string) cache.Options {
-	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{k8s.LabelManagedBy: k8s.ManagedBy})}
+	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{vocabulary.LabelManagedBy: vocabulary.ManagedBy})}
 	o := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&appsv1.Deployment{}:            managed,
 		&corev1.ConfigMap{}:             managed,
@@ -131,7 +130,7 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 		return err
 	}
 	if err := (&CachePolicyReconciler{Client: c, APIReader: mgr.GetAPIReader(), Applier: applier, Platform: platform, Recorder: recorder,
-		Agents:       cacheagent.Client{HTTP: &http.Client{Timeout: 5 * time.Second}, Port: nginx.AgentAdminPort},
+		Agents:       cacheadmin.Client{HTTP: &http.Client{Timeout: 5 * time.Second}, Port: vocabulary.AgentAdminPort},
 		Observations: store, Notifier: notifiers.policies, Clock: opts.Clock}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
@@ -177,7 +176,7 @@ func addCollectors(mgr ctrl.Manager, platform model.Platform, opts ControllerOpt
 				Observations: store, Pools: n.pools},
 			// The cache tiers' counters, read as often; their status changes less often.
 			&cachestats.CacheStats{Client: c, Interval: opts.FrontendStatsInterval, StatusInterval: cachestats.StatusInterval,
-				Agents:       cacheagent.Client{HTTP: &http.Client{Timeout: 2 * time.Second}, Port: nginx.AgentAdminPort},
+				Agents:       cacheadmin.Client{HTTP: &http.Client{Timeout: 2 * time.Second}, Port: vocabulary.AgentAdminPort},
 				Observations: store, Policies: n.policies},
 			// What each frontend made of the HTTPS sites' certificates.
 			&certificates.Certificates{Client: c, Platform: platform, Interval: opts.FrontendStatsInterval,
