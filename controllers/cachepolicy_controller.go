@@ -320,7 +320,7 @@ func (r *CachePolicyReconciler) policiesInFrontOfPool(ctx context.Context, o cli
 	}
 	pool := labels[vocabulary.LabelInstance]
 	var farms v1.WebFarmList
-	if err := r.List(ctx, &farms, client.InNamespace(o.GetNamespace()), client.MatchingFields{indexFarmPools: pool}); err != nil {
+	if err := r.List(ctx, &farms, client.InNamespace(o.GetNamespace()), client.MatchingFields{IndexFarmPools: pool}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing farms", "pool", pool)
 		return nil
 	}

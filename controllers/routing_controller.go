@@ -215,14 +215,14 @@ func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOp
 
 // farmsOfPool maps an AppPool to the farms that route to it.
 func (r *RoutingReconciler) farmsOfPool(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.farmsWith(ctx, o.GetNamespace(), indexFarmPools, o.GetName())
+	return r.farmsWith(ctx, o.GetNamespace(), IndexFarmPools, o.GetName())
 }
 
 // farmsBehind maps an EndpointSlice to the farms that route to its pool or cache tier.
 func (r *RoutingReconciler) farmsBehind(ctx context.Context, o client.Object) []reconcile.Request {
 	switch o.GetLabels()[vocabulary.LabelComponent] {
 	case vocabulary.ComponentPool:
-		return r.farmsWith(ctx, o.GetNamespace(), indexFarmPools, o.GetLabels()[vocabulary.LabelInstance])
+		return r.farmsWith(ctx, o.GetNamespace(), IndexFarmPools, o.GetLabels()[vocabulary.LabelInstance])
 	case vocabulary.ComponentCache:
 		return r.farmsWith(ctx, o.GetNamespace(), indexFarmPolicies, o.GetLabels()[vocabulary.LabelInstance])
 	}

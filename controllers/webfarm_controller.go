@@ -178,7 +178,7 @@ func (r *WebFarmReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOp
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ServiceAccount{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
-		Watches(&v1.AppPool{}, enqueueBatched(r.farmsUsing(indexFarmPools)), poolReadinessChanged).
+		Watches(&v1.AppPool{}, enqueueBatched(r.farmsUsing(IndexFarmPools)), poolReadinessChanged).
 		Watches(&v1.CachePolicy{}, handler.EnqueueRequestsFromMapFunc(r.farmsUsing(indexFarmPolicies)), existenceChanged).
 		WithOptions(opts.controller()).
 		Complete(r)

@@ -24,6 +24,7 @@ import (
 	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/collect/autoscaler"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/operator"
 	"webfarm.dev/operator/internal/scheme"
 	"webfarm.dev/operator/internal/vocabulary"
 	"webfarm.dev/operator/internal/xds"
@@ -130,9 +131,9 @@ func main() {
 		log.Error(err, "adding the xDS server")
 		os.Exit(1)
 	}
-	options := controllers.ControllerOptions{
-		MaxConcurrentReconciles: concurrency, XDS: xdsServer, FrontendStatsInterval: frontendStatsInterval,
-		CPUMonitorInterval: cpuMonitorInterval, Autoscale: autoscale, ActivatorAddress: activatorAddress,
+	options := operator.Options{
+		Controllers:           controllers.ControllerOptions{MaxConcurrentReconciles: concurrency, XDS: xdsServer, ActivatorAddress: activatorAddress},
+		FrontendStatsInterval: frontendStatsInterval, CPUMonitorInterval: cpuMonitorInterval, Autoscale: autoscale,
 	}
 	if prometheusURL != "" {
 		promClient, err := promapi.NewClient(promapi.Config{Address: prometheusURL})
@@ -142,8 +143,8 @@ func main() {
 		}
 		options.Prometheus = promv1.NewAPI(promClient)
 	}
-	if err := controllers.SetupAll(mgr, platform, options); err != nil {
-		log.Error(err, "setting up the controllers")
+	if err := operator.Setup(mgr, platform, options); err != nil {
+		log.Error(err, "setting up the controllers and collectors")
 		os.Exit(1)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
