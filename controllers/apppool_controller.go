@@ -25,6 +25,7 @@ import (
 	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/render/nginx"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // AppPoolReconciler turns an AppPool into its nginx workers: a Deployment, its
@@ -157,7 +158,7 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 	pool.Status.Replicas, pool.Status.ReadyReplicas = desired, ready
 	pool.Status.Ready = readyCount(ready, desired)
 	pool.Status.Queue.Concurrency, pool.Status.Queue.Length = ready*spec.MaxConcurrentRequests, spec.QueueLength
-	pool.Status.Selector = labels.SelectorFromSet(k8s.SelectorLabels(k8s.ComponentPool, pool.Name)).String()
+	pool.Status.Selector = labels.SelectorFromSet(k8s.SelectorLabels(vocabulary.ComponentPool, pool.Name)).String()
 	if d.Stop != nil {
 		return verdict{Reason: d.Stop.Reason, Message: d.Stop.Message}, 0, nil
 	}
@@ -195,7 +196,7 @@ func (r *AppPoolReconciler) observe(ctx context.Context, pool *v1.AppPool, spec 
 		}
 	}
 	var live appsv1.Deployment
-	switch err := r.Get(ctx, types.NamespacedName{Namespace: pool.Namespace, Name: k8s.PoolName(pool.Name)}, &live); {
+	switch err := r.Get(ctx, types.NamespacedName{Namespace: pool.Namespace, Name: vocabulary.PoolName(pool.Name)}, &live); {
 	case err == nil:
 		n, _, _ := replicaCounts(&live)
 		o.CurrentReplicas = &n
@@ -248,7 +249,7 @@ func (r *AppPoolReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOp
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1.AppPool{}, specOrMetadataChanged).
 		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, workerFailureHandler{observations: r.Observations, clock: r.Clock})).
-		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, startupChangeHandler{component: k8s.ComponentPool}))
+		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, startupChangeHandler{component: vocabulary.ComponentPool}))
 	if r.Notifier != nil {
 		b = b.WatchesRawSource(r.Notifier)
 	}

@@ -18,9 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
-	"webfarm.dev/operator/internal/collect/autoscaler"
-	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // readyPod is a running, ready pod of the operator's with the given
@@ -29,7 +28,7 @@ func readyPod(t *testing.T, ns, name, component, instance, node string) *corev1.
 	t.Helper()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{
-			k8s.LabelInstance: instance, k8s.LabelComponent: component, k8s.LabelManagedBy: k8s.ManagedBy,
+			vocabulary.LabelInstance: instance, vocabulary.LabelComponent: component, vocabulary.LabelManagedBy: vocabulary.ManagedBy,
 		}},
 		Spec: corev1.PodSpec{
 			NodeName: node,
@@ -50,7 +49,7 @@ func readyPod(t *testing.T, ns, name, component, instance, node string) *corev1.
 
 func poolReplicas(ns, pool string) (int32, error) {
 	var d appsv1.Deployment
-	if err := get(&d, ns, k8s.PoolName(pool)); err != nil {
+	if err := get(&d, ns, vocabulary.PoolName(pool)); err != nil {
 		return 0, err
 	}
 	if d.Spec.Replicas == nil {
@@ -94,7 +93,7 @@ func expectEvent(t *testing.T, ns, pool, reason, note string) {
 // at the 30 % policy, need 1,250 MHz: 5 workers of half a core (275 MHz).
 func TestTheAutoscalerSizesAPoolFromItsCyclesPerRequest(t *testing.T) {
 	ns := newNamespace(t)
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-550mhz", Labels: map[string]string{autoscaler.NodeMHzLabel: "550"}}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-550mhz", Labels: map[string]string{vocabulary.NodeMHzLabel: "550"}}}
 	create(t, node)
 	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), node) })
 
@@ -104,8 +103,8 @@ func TestTheAutoscalerSizesAPoolFromItsCyclesPerRequest(t *testing.T) {
 	create(t, pool, appPool(ns, "blog"), cachePolicy(ns, "static"), webFarm(ns, "web"))
 	expectReplicas(t, ns, "shop", 1) // the minimum until measured
 
-	frontend := readyPod(t, ns, "web-frontend-0", k8s.ComponentFrontend, "web", node.Name)
-	worker := readyPod(t, ns, "shop-pool-0", k8s.ComponentPool, "shop", node.Name)
+	frontend := readyPod(t, ns, "web-frontend-0", vocabulary.ComponentFrontend, "web", node.Name)
+	worker := readyPod(t, ns, "shop-pool-0", vocabulary.ComponentPool, "shop", node.Name)
 	promStub.Set(ns, "envoy_cluster_upstream_rq_total", testutil.PromAnswer{ByPod: map[string]string{frontend.Name: "150"}})
 	promStub.Set(ns, "container_cpu_usage_seconds_total", testutil.PromAnswer{ByPod: map[string]string{worker.Name: "0.682"}})
 
@@ -198,8 +197,8 @@ func TestTheAutoscalerSizesAPoolFromItsCyclesPerRequest(t *testing.T) {
 // 725 MHz, and 5 more at the pool's mean of 362.5 MHz make 7.
 func TestTheAutoscalerCountsWorkersAtTheirOwnNodesClockRates(t *testing.T) {
 	ns := newNamespace(t)
-	slow := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-550mhz", Labels: map[string]string{autoscaler.NodeMHzLabel: "550"}}}
-	fast := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-900mhz", Labels: map[string]string{autoscaler.NodeMHzLabel: "900"}}}
+	slow := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-550mhz", Labels: map[string]string{vocabulary.NodeMHzLabel: "550"}}}
+	fast := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-900mhz", Labels: map[string]string{vocabulary.NodeMHzLabel: "900"}}}
 	create(t, slow, fast)
 	t.Cleanup(func() {
 		_ = k8sClient.Delete(context.Background(), slow)
@@ -209,9 +208,9 @@ func TestTheAutoscalerCountsWorkersAtTheirOwnNodesClockRates(t *testing.T) {
 	pool.Spec.Replicas = nil
 	pool.Spec.Autoscaling = &v1.Autoscaling{MinReplicas: 2, MaxReplicas: 10}
 	create(t, pool, appPool(ns, "shop"), cachePolicy(ns, "static"), webFarm(ns, "web"))
-	frontend := readyPod(t, ns, "web-frontend-0", k8s.ComponentFrontend, "web", slow.Name)
-	a := readyPod(t, ns, "blog-pool-a", k8s.ComponentPool, "blog", slow.Name)
-	b := readyPod(t, ns, "blog-pool-b", k8s.ComponentPool, "blog", fast.Name)
+	frontend := readyPod(t, ns, "web-frontend-0", vocabulary.ComponentFrontend, "web", slow.Name)
+	a := readyPod(t, ns, "blog-pool-a", vocabulary.ComponentPool, "blog", slow.Name)
+	b := readyPod(t, ns, "blog-pool-b", vocabulary.ComponentPool, "blog", fast.Name)
 	promStub.Set(ns, "envoy_cluster_upstream_rq_total", testutil.PromAnswer{ByPod: map[string]string{frontend.Name: "100"}})
 	promStub.Set(ns, "container_cpu_usage_seconds_total", testutil.PromAnswer{ByPod: map[string]string{a.Name: "0.5", b.Name: "0.5"}})
 
@@ -231,16 +230,16 @@ func TestTheAutoscalerCountsWorkersAtTheirOwnNodesClockRates(t *testing.T) {
 // incomplete, and an incomplete measurement never scales a pool in.
 func TestAnIncompleteMeasurementNeverScalesIn(t *testing.T) {
 	ns := newNamespace(t)
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-550mhz", Labels: map[string]string{autoscaler.NodeMHzLabel: "550"}}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-550mhz", Labels: map[string]string{vocabulary.NodeMHzLabel: "550"}}}
 	create(t, node)
 	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), node) })
 	pool := appPool(ns, "shop")
 	pool.Spec.Replicas = nil
 	pool.Spec.Autoscaling = &v1.Autoscaling{MinReplicas: 1, MaxReplicas: 10, StabilizationWindow: "0s"}
 	create(t, pool, appPool(ns, "blog"), cachePolicy(ns, "static"), webFarm(ns, "web"))
-	frontend := readyPod(t, ns, "web-frontend-0", k8s.ComponentFrontend, "web", node.Name)
-	a := readyPod(t, ns, "shop-pool-a", k8s.ComponentPool, "shop", node.Name)
-	b := readyPod(t, ns, "shop-pool-b", k8s.ComponentPool, "shop", node.Name)
+	frontend := readyPod(t, ns, "web-frontend-0", vocabulary.ComponentFrontend, "web", node.Name)
+	a := readyPod(t, ns, "shop-pool-a", vocabulary.ComponentPool, "shop", node.Name)
+	b := readyPod(t, ns, "shop-pool-b", vocabulary.ComponentPool, "shop", node.Name)
 	requests := func(rps string) {
 		promStub.Set(ns, "envoy_cluster_upstream_rq_total", testutil.PromAnswer{ByPod: map[string]string{frontend.Name: rps}})
 	}

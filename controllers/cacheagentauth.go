@@ -3,8 +3,8 @@ package controllers
 import (
 	"context"
 
-	"webfarm.dev/operator/internal/cacheagent"
-	"webfarm.dev/operator/internal/collect/cachestats"
+	"webfarm.dev/operator/internal/cacheadmin"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // The cache agents' admin endpoint (counters, purges) asks every request for
@@ -20,14 +20,14 @@ import (
 // server before a new token is made: a cache that lags behind the tier's
 // first write would otherwise change its token, and roll its pods.
 func (r *CachePolicyReconciler) tierAgentToken(ctx context.Context, namespace, policy string) (string, error) {
-	token, err := cachestats.AgentToken(ctx, r.Client, namespace, policy)
+	token, err := cacheadmin.AgentToken(ctx, r.Client, namespace, policy)
 	if err != nil || token != "" {
 		return token, err
 	}
 	if r.APIReader != nil {
-		if token, err = cachestats.AgentToken(ctx, r.APIReader, namespace, policy); err != nil || token != "" {
+		if token, err = cacheadmin.AgentToken(ctx, r.APIReader, namespace, policy); err != nil || token != "" {
 			return token, err
 		}
 	}
-	return cacheagent.NewAdminToken()
+	return vocabulary.NewAdminToken()
 }

@@ -13,9 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
-	"webfarm.dev/operator/internal/cacheagent"
-	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 var randomToken = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -28,15 +27,15 @@ func TestACacheTierKeepsItsAgentTokenAcrossChanges(t *testing.T) {
 	static := cachePolicy(ns, "static")
 	create(t, appPool(ns, "shop"), appPool(ns, "blog"), static, webFarm(ns, "web"))
 
-	agentConfig := func() (cacheagent.Config, error) {
-		var cfg cacheagent.Config
+	agentConfig := func() (vocabulary.AgentConfig, error) {
+		var cfg vocabulary.AgentConfig
 		cm := &corev1.ConfigMap{}
 		if err := get(cm, ns, "static-cache"); err != nil {
 			return cfg, err
 		}
-		return cfg, json.Unmarshal([]byte(cm.Data[nginx.AgentConfigFile]), &cfg)
+		return cfg, json.Unmarshal([]byte(cm.Data[vocabulary.AgentConfigFile]), &cfg)
 	}
-	var first cacheagent.Config
+	var first vocabulary.AgentConfig
 	testutil.Eventually(t, timeout, func() (err error) {
 		if first, err = agentConfig(); err == nil && !randomToken.MatchString(first.AdminToken) {
 			err = fmt.Errorf("agent token %q, want 64 random hex digits", first.AdminToken)
@@ -70,7 +69,7 @@ func TestACacheTierKeepsItsAgentTokenAcrossChanges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		patch, err := json.Marshal(map[string]any{"data": map[string]string{nginx.AgentConfigFile: string(raw)}})
+		patch, err := json.Marshal(map[string]any{"data": map[string]string{vocabulary.AgentConfigFile: string(raw)}})
 		if err != nil {
 			t.Fatal(err)
 		}

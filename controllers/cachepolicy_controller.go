@@ -25,12 +25,13 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
-	"webfarm.dev/operator/internal/cacheagent"
+	"webfarm.dev/operator/internal/cacheadmin"
 	"webfarm.dev/operator/internal/metrics"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/render/nginx"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // CachePolicyReconciler runs a cache tier for each CachePolicy that routes use:
@@ -45,8 +46,8 @@ type CachePolicyReconciler struct {
 	Platform  model.Platform
 	Recorder  events.EventRecorder
 	// Agents asks the cache pods' agents for purges (Port 0:
-	// nginx.AgentAdminPort).
-	Agents cacheagent.Client
+	// vocabulary.AgentAdminPort).
+	Agents cacheadmin.Client
 	// Observations holds the tiers' counters and use for their status (nil:
 	// none collected).
 	Observations *observations.Store
@@ -228,7 +229,7 @@ func (r *CachePolicyReconciler) poolAddresses(ctx context.Context, namespace str
 	var unresolved []string
 	for _, pool := range pools {
 		svc := &corev1.Service{}
-		err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: k8s.PoolName(pool)}, svc)
+		err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: vocabulary.PoolName(pool)}, svc)
 		switch {
 		case apierrors.IsNotFound(err) || (err == nil && (svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone)):
 			unresolved = append(unresolved, pool)
@@ -257,7 +258,7 @@ func (r *CachePolicyReconciler) applyCacheTier(ctx context.Context, m model.Cach
 
 // removeCacheTier deletes the cache tier of a policy that no route uses any more.
 func (r *CachePolicyReconciler) removeCacheTier(ctx context.Context, policy *v1.CachePolicy) error {
-	name := k8s.CacheName(policy.Name)
+	name := vocabulary.CacheName(policy.Name)
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ConfigMap{}, &policyv1.PodDisruptionBudget{}} {
 		err := r.Get(ctx, client.ObjectKey{Namespace: policy.Namespace, Name: name}, obj)
 		if apierrors.IsNotFound(err) {
@@ -285,7 +286,7 @@ func (r *CachePolicyReconciler) SetupWithManager(mgr ctrl.Manager, opts Controll
 		b = b.WatchesRawSource(r.Notifier)
 	}
 	return b.
-		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, startupChangeHandler{component: k8s.ComponentCache})).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, startupChangeHandler{component: vocabulary.ComponentCache})).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).
@@ -314,12 +315,12 @@ func policiesOfFarm(_ context.Context, o client.Object) []reconcile.Request {
 // hold its content.
 func (r *CachePolicyReconciler) policiesInFrontOfPool(ctx context.Context, o client.Object) []reconcile.Request {
 	labels := o.GetLabels()
-	if labels[k8s.LabelComponent] != "pool" {
+	if labels[vocabulary.LabelComponent] != "pool" {
 		return nil
 	}
-	pool := labels[k8s.LabelInstance]
+	pool := labels[vocabulary.LabelInstance]
 	var farms v1.WebFarmList
-	if err := r.List(ctx, &farms, client.InNamespace(o.GetNamespace()), client.MatchingFields{indexFarmPools: pool}); err != nil {
+	if err := r.List(ctx, &farms, client.InNamespace(o.GetNamespace()), client.MatchingFields{IndexFarmPools: pool}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing farms", "pool", pool)
 		return nil
 	}

@@ -18,10 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
-	"webfarm.dev/operator/internal/collect/cachestats"
+	"webfarm.dev/operator/internal/cacheadmin"
 	"webfarm.dev/operator/internal/health"
-	"webfarm.dev/operator/internal/render/k8s"
-	"webfarm.dev/operator/internal/render/nginx"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // Content changes reach a cache tier's entries this way: the operator notes
@@ -149,7 +148,7 @@ func findPoolContent(list []v1.PoolContent, pool string) *v1.PoolContent {
 // Deployment yet.
 func (r *CachePolicyReconciler) poolRevision(ctx context.Context, namespace, pool string) (rev *poolRevision, hasConfigMap, rolledOut bool, err error) {
 	var dep appsv1.Deployment
-	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: k8s.PoolName(pool)}, &dep); err != nil {
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: vocabulary.PoolName(pool)}, &dep); err != nil {
 		return nil, false, false, client.IgnoreNotFound(err)
 	}
 	template, err := json.Marshal(dep.Spec.Template)
@@ -219,17 +218,17 @@ func nothingToPurge(pod *corev1.Pod, err error) bool {
 func (r *CachePolicyReconciler) purgeTier(ctx context.Context, policy *v1.CachePolicy, pool string) (int64, error) {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(policy.Namespace), client.MatchingLabels{
-		k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelComponent: k8s.ComponentCache, k8s.LabelInstance: policy.Name,
+		vocabulary.LabelManagedBy: vocabulary.ManagedBy, vocabulary.LabelComponent: vocabulary.ComponentCache, vocabulary.LabelInstance: policy.Name,
 	}); err != nil {
 		return 0, err
 	}
-	token, err := cachestats.AgentToken(ctx, r.Client, policy.Namespace, policy.Name)
+	token, err := cacheadmin.AgentToken(ctx, r.Client, policy.Namespace, policy.Name)
 	if err != nil {
 		return 0, err
 	}
 	agents := r.Agents
 	if agents.Port == 0 {
-		agents.Port = nginx.AgentAdminPort
+		agents.Port = vocabulary.AgentAdminPort
 	}
 	var total int64
 	var errs []error

@@ -35,9 +35,9 @@ import (
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/envoy"
-	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/testutil"
 	"webfarm.dev/operator/internal/testutil/localenvoy"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // selfSigned is a PEM certificate and key for host.
@@ -103,7 +103,7 @@ func TestAFarmNamesTheSiteAndSecretWhoseCertificateTheFrontendCouldNotLoad(t *te
 
 	// A ready frontend pod at that address (the admin interface serves
 	// the same Prometheus page as the status port).
-	pod := readyPod(t, ns, "contoso-frontend-0", k8s.ComponentFrontend, "contoso", "node-a")
+	pod := readyPod(t, ns, "contoso-frontend-0", vocabulary.ComponentFrontend, "contoso", "node-a")
 	pod.Status.PodIP, pod.Status.PodIPs = "127.0.0.1", []corev1.PodIP{{IP: "127.0.0.1"}}
 	if err := k8sClient.Status().Update(context.Background(), pod); err != nil {
 		t.Fatal(err)

@@ -17,8 +17,8 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/render/k8s"
-	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 func TestAFarmWithPoolsAndACachePolicyGetsEveryChildOwnedByItsParent(t *testing.T) {
@@ -73,8 +73,8 @@ func TestAFarmWithPoolsAndACachePolicyGetsEveryChildOwnedByItsParent(t *testing.
 				return err
 			}
 			// The agent beside nginx carries the misses to the pool.
-			if want := `"shop": "` + svc.Spec.ClusterIP + `:80"`; !strings.Contains(cm.Data[nginx.AgentConfigFile], want) {
-				return fmt.Errorf("the cache agent's config lacks %s:\n%s", want, cm.Data[nginx.AgentConfigFile])
+			if want := `"shop": "` + svc.Spec.ClusterIP + `:80"`; !strings.Contains(cm.Data[vocabulary.AgentConfigFile], want) {
+				return fmt.Errorf("the cache agent's config lacks %s:\n%s", want, cm.Data[vocabulary.AgentConfigFile])
 			}
 			return nil
 		})
@@ -157,7 +157,7 @@ func TestEditingAPoolRollsItsPods(t *testing.T) {
 		if err := get(d, ns, "shop-pool"); err != nil {
 			return "", err
 		}
-		return d.Spec.Template.Annotations[k8s.ConfigHashKey], nil
+		return d.Spec.Template.Annotations[vocabulary.ConfigHashKey], nil
 	}
 	var before string
 	testutil.Eventually(t, timeout, func() (err error) {

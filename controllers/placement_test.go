@@ -14,6 +14,7 @@ import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // edgePlacement puts pods on tainted edge nodes, at a priority of their own.
@@ -87,7 +88,7 @@ func TestEveryWorkloadIsPlacedAsItsSpecSaysAndTheFrontendServiceMeetsItsLoadBala
 	create(t, shop, blog, static, farm)
 
 	zoneSpread := []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone, WhenUnsatisfiable: corev1.DoNotSchedule, MinDomains: ptr.To[int32](3),
-		LabelSelector: &metav1.LabelSelector{MatchLabels: k8s.SelectorLabels(k8s.ComponentPool, "shop")}}}
+		LabelSelector: &metav1.LabelSelector{MatchLabels: k8s.SelectorLabels(vocabulary.ComponentPool, "shop")}}}
 	staticTolerations := []corev1.Toleration{{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](30)}}
 	testutil.Eventually(t, timeout, func() error {
 		var d appsv1.Deployment
@@ -96,9 +97,9 @@ func TestEveryWorkloadIsPlacedAsItsSpecSaysAndTheFrontendServiceMeetsItsLoadBala
 			want   v1.Placement
 			spread []corev1.TopologySpreadConstraint
 		}{
-			{k8s.PoolName("shop"), shop.Spec.Placement, zoneSpread},
-			{k8s.PoolName("blog"), v1.Placement{}, defaultSpread(k8s.ComponentPool, "blog")},
-			{k8s.FrontendName("web"), edgePlacement(), defaultSpread(k8s.ComponentFrontend, "web")},
+			{vocabulary.PoolName("shop"), shop.Spec.Placement, zoneSpread},
+			{vocabulary.PoolName("blog"), v1.Placement{}, defaultSpread(vocabulary.ComponentPool, "blog")},
+			{vocabulary.FrontendName("web"), edgePlacement(), defaultSpread(vocabulary.ComponentFrontend, "web")},
 		} {
 			if err := get(&d, ns, c.name); err != nil {
 				return err
@@ -107,17 +108,17 @@ func TestEveryWorkloadIsPlacedAsItsSpecSaysAndTheFrontendServiceMeetsItsLoadBala
 				return err
 			}
 		}
-		if err := get(&d, ns, k8s.CacheName("static")); err != nil {
+		if err := get(&d, ns, vocabulary.CacheName("static")); err != nil {
 			return err
 		}
 		pod := d.Spec.Template.Spec
 		if pod.PriorityClassName != "cache-low" || !reflect.DeepEqual(pod.Tolerations, staticTolerations) ||
-			!reflect.DeepEqual(pod.TopologySpreadConstraints, defaultSpread(k8s.ComponentCache, "static")) {
+			!reflect.DeepEqual(pod.TopologySpreadConstraints, defaultSpread(vocabulary.ComponentCache, "static")) {
 			return fmt.Errorf("the cache tier: priority class %q, tolerations %+v, spread %+v", pod.PriorityClassName, pod.Tolerations, pod.TopologySpreadConstraints)
 		}
 
 		var svc corev1.Service
-		if err := get(&svc, ns, k8s.FrontendName("web")); err != nil {
+		if err := get(&svc, ns, vocabulary.FrontendName("web")); err != nil {
 			return err
 		}
 		if svc.Spec.Type != corev1.ServiceTypeLoadBalancer || ptr.Deref(svc.Spec.LoadBalancerClass, "") != "service.k8s.aws/nlb" ||
@@ -140,16 +141,16 @@ func TestEveryWorkloadIsPlacedAsItsSpecSaysAndTheFrontendServiceMeetsItsLoadBala
 	update(t, shop, func() { shop.Spec.Placement = v1.Placement{} })
 	testutil.Eventually(t, timeout, func() error {
 		var svc corev1.Service
-		if err := get(&svc, ns, k8s.FrontendName("web")); err != nil {
+		if err := get(&svc, ns, vocabulary.FrontendName("web")); err != nil {
 			return err
 		}
 		if _, ok := svc.Annotations["service.beta.kubernetes.io/aws-load-balancer-nlb-target-type"]; ok || svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyCluster {
 			return fmt.Errorf("the frontend Service: annotations %v, policy %s; want the target type gone and Cluster", svc.Annotations, svc.Spec.ExternalTrafficPolicy)
 		}
 		var d appsv1.Deployment
-		if err := get(&d, ns, k8s.PoolName("shop")); err != nil {
+		if err := get(&d, ns, vocabulary.PoolName("shop")); err != nil {
 			return err
 		}
-		return checkPlaced(&d, v1.Placement{}, defaultSpread(k8s.ComponentPool, "shop"))
+		return checkPlaced(&d, v1.Placement{}, defaultSpread(vocabulary.ComponentPool, "shop"))
 	})
 }

@@ -14,7 +14,7 @@ import (
 	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/metrics"
 	"webfarm.dev/operator/internal/observations"
-	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // Rapid-fail protection, as IIS does it for application pools: when a pool's
@@ -38,14 +38,14 @@ var _ handler.TypedEventHandler[*corev1.Pod, reconcile.Request] = workerFailureH
 
 func (h workerFailureHandler) Update(_ context.Context, e event.TypedUpdateEvent[*corev1.Pod], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	pod := e.ObjectNew
-	if pod.Labels[k8s.LabelComponent] != k8s.ComponentPool {
+	if pod.Labels[vocabulary.LabelComponent] != vocabulary.ComponentPool {
 		return
 	}
 	found := health.PodFailures(e.ObjectOld, pod, readClock(h.clock))
 	if len(found) == 0 || h.observations == nil {
 		return
 	}
-	name := pod.Labels[k8s.LabelInstance]
+	name := pod.Labels[vocabulary.LabelInstance]
 	for _, f := range found {
 		h.observations.AddFailure(types.NamespacedName{Namespace: pod.Namespace, Name: name}, f)
 	}

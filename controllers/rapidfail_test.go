@@ -15,15 +15,15 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
-	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // workerPod is a running, ready worker of a pool, as the kubelet would report
 // it (the test control plane runs no kubelet).
 func workerPod(t *testing.T, ns, pool string) *corev1.Pod {
 	t.Helper()
-	pod := podOf(ns, pool+"-pool-0", k8s.ComponentPool, pool, "nginx")
+	pod := podOf(ns, pool+"-pool-0", vocabulary.ComponentPool, pool, "nginx")
 	create(t, pod)
 	setWorkerStatus(t, pod, 0)
 	return pod

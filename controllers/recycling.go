@@ -14,7 +14,7 @@ import (
 	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/lifecycle"
 	"webfarm.dev/operator/internal/observations"
-	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // Worker recycling: the decision is internal/lifecycle's; this file lists a
@@ -42,7 +42,7 @@ const deletionCostAnnotation = "controller.kubernetes.io/pod-deletion-cost"
 func poolWorkers(ctx context.Context, c client.Reader, pool types.NamespacedName, figures *observations.Store) ([]lifecycle.Worker, error) {
 	var pods corev1.PodList
 	if err := c.List(ctx, &pods, client.InNamespace(pool.Namespace), client.MatchingLabels{
-		k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelComponent: k8s.ComponentPool, k8s.LabelInstance: pool.Name,
+		vocabulary.LabelManagedBy: vocabulary.ManagedBy, vocabulary.LabelComponent: vocabulary.ComponentPool, vocabulary.LabelInstance: pool.Name,
 	}); err != nil {
 		return nil, err
 	}

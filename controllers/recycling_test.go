@@ -11,15 +11,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
-	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // recyclingWorker is the worker of the pool the operator marked for
 // recycling, and why ("" for none yet).
 func recyclingWorker(ns, pool string) (string, v1.RecycleReason, error) {
 	var pods corev1.PodList
-	if err := k8sClient.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{k8s.LabelInstance: pool}); err != nil {
+	if err := k8sClient.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{vocabulary.LabelInstance: pool}); err != nil {
 		return "", "", err
 	}
 	for _, p := range pods.Items {
@@ -74,9 +74,9 @@ func TestWorkersPastTheRecyclingIntervalAreReplacedOneAtATime(t *testing.T) {
 	pool.Spec.Recycling.Interval = "10m"
 	create(t, pool)
 	expectReplicas(t, ns, "shop", 2)
-	first := readyPod(t, ns, "shop-pool-a", k8s.ComponentPool, "shop", "")
-	second := readyPod(t, ns, "shop-pool-b", k8s.ComponentPool, "shop", "")
-	markDeploymentReady(t, ns, k8s.PoolName("shop"))
+	first := readyPod(t, ns, "shop-pool-a", vocabulary.ComponentPool, "shop", "")
+	second := readyPod(t, ns, "shop-pool-b", vocabulary.ComponentPool, "shop", "")
+	markDeploymentReady(t, ns, vocabulary.PoolName("shop"))
 
 	operatorClock.step(t, 11*time.Minute)
 	poke(t, pool)
@@ -95,7 +95,7 @@ func TestWorkersPastTheRecyclingIntervalAreReplacedOneAtATime(t *testing.T) {
 
 	// The replacement is not Ready yet: still three. Once it is, two: the
 	// ReplicaSet removes the marked worker.
-	replacement := readyPod(t, ns, "shop-pool-c", k8s.ComponentPool, "shop", "")
+	replacement := readyPod(t, ns, "shop-pool-c", vocabulary.ComponentPool, "shop", "")
 	expectReplicas(t, ns, "shop", 2)
 
 	// The ReplicaSet deletes the marked worker; the other old one is next.
@@ -125,9 +125,9 @@ func TestWorkersAreRecycledAtAScheduledTimeInThePoolsTimeZone(t *testing.T) {
 	pool.Spec.Recycling.Schedule = v1.RecycleSchedule{Times: []string{at.Format("15:04")}, TimeZone: "Europe/Berlin"}
 	create(t, pool)
 	expectReplicas(t, ns, "shop", 2)
-	readyPod(t, ns, "shop-pool-a", k8s.ComponentPool, "shop", "")
-	readyPod(t, ns, "shop-pool-b", k8s.ComponentPool, "shop", "")
-	markDeploymentReady(t, ns, k8s.PoolName("shop"))
+	readyPod(t, ns, "shop-pool-a", vocabulary.ComponentPool, "shop", "")
+	readyPod(t, ns, "shop-pool-b", vocabulary.ComponentPool, "shop", "")
+	markDeploymentReady(t, ns, vocabulary.PoolName("shop"))
 
 	// Before the time: nothing. The pool is looked at, and stays at two.
 	poke(t, pool)

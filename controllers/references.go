@@ -15,7 +15,7 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/model"
-	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // The users' ConfigMaps and claims are not in the operator's cache (it holds
@@ -39,7 +39,7 @@ func missingContent(ctx context.Context, cached, live client.Reader, pool *v1.Ap
 		return "", nil
 	}
 	if !waitsForContent(pool) {
-		err := cached.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: k8s.PoolName(m.Name)}, &appsv1.Deployment{})
+		err := cached.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: vocabulary.PoolName(m.Name)}, &appsv1.Deployment{})
 		if err == nil || !apierrors.IsNotFound(err) {
 			return "", client.IgnoreNotFound(err)
 		}

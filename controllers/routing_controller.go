@@ -15,10 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/lifecycle"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
-	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/vocabulary"
 	"webfarm.dev/operator/internal/xds"
 )
 
@@ -79,10 +80,10 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	var endpointSlices discoveryv1.EndpointSliceList
 	if err := r.Client.List(ctx, &endpointSlices, client.InNamespace(f.Namespace),
-		client.MatchingLabels{k8s.LabelManagedBy: k8s.ManagedBy}); err != nil {
+		client.MatchingLabels{vocabulary.LabelManagedBy: vocabulary.ManagedBy}); err != nil {
 		return ctrl.Result{}, err
 	}
-	routing, err := envoy.FarmRouting(f, pools, k8s.Backends(endpointSlices.Items))
+	routing, err := envoy.FarmRouting(f, pools, endpoints.FromSlices(endpointSlices.Items))
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -214,16 +215,16 @@ func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOp
 
 // farmsOfPool maps an AppPool to the farms that route to it.
 func (r *RoutingReconciler) farmsOfPool(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.farmsWith(ctx, o.GetNamespace(), indexFarmPools, o.GetName())
+	return r.farmsWith(ctx, o.GetNamespace(), IndexFarmPools, o.GetName())
 }
 
 // farmsBehind maps an EndpointSlice to the farms that route to its pool or cache tier.
 func (r *RoutingReconciler) farmsBehind(ctx context.Context, o client.Object) []reconcile.Request {
-	switch o.GetLabels()[k8s.LabelComponent] {
-	case k8s.ComponentPool:
-		return r.farmsWith(ctx, o.GetNamespace(), indexFarmPools, o.GetLabels()[k8s.LabelInstance])
-	case k8s.ComponentCache:
-		return r.farmsWith(ctx, o.GetNamespace(), indexFarmPolicies, o.GetLabels()[k8s.LabelInstance])
+	switch o.GetLabels()[vocabulary.LabelComponent] {
+	case vocabulary.ComponentPool:
+		return r.farmsWith(ctx, o.GetNamespace(), IndexFarmPools, o.GetLabels()[vocabulary.LabelInstance])
+	case vocabulary.ComponentCache:
+		return r.farmsWith(ctx, o.GetNamespace(), indexFarmPolicies, o.GetLabels()[vocabulary.LabelInstance])
 	}
 	return nil
 }

@@ -12,9 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"webfarm.dev/operator/internal/render/envoy"
-	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // endpointSlice stands in for what the EndpointSlice controller (not part of
@@ -23,7 +22,7 @@ import (
 func endpointSlice(ns, name, component, instance string, endpoints ...discoveryv1.Endpoint) *discoveryv1.EndpointSlice {
 	return &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{
-			k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelComponent: component, k8s.LabelInstance: instance,
+			vocabulary.LabelManagedBy: vocabulary.ManagedBy, vocabulary.LabelComponent: component, vocabulary.LabelInstance: instance,
 			discoveryv1.LabelServiceName: instance + "-" + component,
 		}},
 		AddressType: discoveryv1.AddressTypeIPv4,
@@ -82,12 +81,12 @@ func TestAFarmsSnapshotFollowsItsPoolsEndpointSlices(t *testing.T) {
 	ns := newNamespace(t)
 	create(t, appPool(ns, "shop"), appPool(ns, "blog"), cachePolicy(ns, "static"), webFarm(ns, "contoso"))
 	node := ns + "/contoso"
-	slice := endpointSlice(ns, "shop-pool-abcde", k8s.ComponentPool, "shop",
+	slice := endpointSlice(ns, "shop-pool-abcde", vocabulary.ComponentPool, "shop",
 		endpoint("10.0.0.2", true, true, false),
 		endpoint("10.0.0.1", false, true, true),   // terminating, still serving: drains
 		endpoint("10.0.0.3", false, false, false), // not ready: no traffic
 	)
-	create(t, slice, endpointSlice(ns, "static-cache-abcde", k8s.ComponentCache, "static", endpoint("10.0.1.1", true, true, false)))
+	create(t, slice, endpointSlice(ns, "static-cache-abcde", vocabulary.ComponentCache, "static", endpoint("10.0.1.1", true, true, false)))
 
 	want := func(cluster string, expected ...string) func() error {
 		return func() error {
@@ -101,14 +100,14 @@ func TestAFarmsSnapshotFollowsItsPoolsEndpointSlices(t *testing.T) {
 			return nil
 		}
 	}
-	testutil.Eventually(t, 10*time.Second, want(envoy.PoolCluster("shop"), "10.0.0.1:8080 DRAINING", "10.0.0.2:8080 HEALTHY"))
-	testutil.Eventually(t, 10*time.Second, want(envoy.CacheCluster("static"), "10.0.1.1:8080 HEALTHY"))
-	testutil.Eventually(t, 10*time.Second, want(envoy.PoolCluster("blog")))
+	testutil.Eventually(t, 10*time.Second, want(vocabulary.PoolCluster("shop"), "10.0.0.1:8080 DRAINING", "10.0.0.2:8080 HEALTHY"))
+	testutil.Eventually(t, 10*time.Second, want(vocabulary.CacheCluster("static"), "10.0.1.1:8080 HEALTHY"))
+	testutil.Eventually(t, 10*time.Second, want(vocabulary.PoolCluster("blog")))
 
 	t.Run("a new ready endpoint reaches the snapshot", func(t *testing.T) {
 		start := time.Now()
 		update(t, slice, func() { slice.Endpoints = append(slice.Endpoints, endpoint("10.0.0.4", true, true, false)) })
-		testutil.Eventually(t, 10*time.Second, want(envoy.PoolCluster("shop"), "10.0.0.1:8080 DRAINING", "10.0.0.2:8080 HEALTHY", "10.0.0.4:8080 HEALTHY"))
+		testutil.Eventually(t, 10*time.Second, want(vocabulary.PoolCluster("shop"), "10.0.0.1:8080 DRAINING", "10.0.0.2:8080 HEALTHY", "10.0.0.4:8080 HEALTHY"))
 		if took := time.Since(start); took > time.Second {
 			t.Errorf("the snapshot took %s to follow the EndpointSlice, want under 1 s", took)
 		}
@@ -117,7 +116,7 @@ func TestAFarmsSnapshotFollowsItsPoolsEndpointSlices(t *testing.T) {
 	t.Run("a pool's queue limits reach its cluster and follow edits", func(t *testing.T) {
 		queue := func(perWorker, waiting uint32) func() error {
 			return func() error {
-				got, err := breakersOf(node, envoy.PoolCluster("blog"))
+				got, err := breakersOf(node, vocabulary.PoolCluster("blog"))
 				if err != nil {
 					return err
 				}

@@ -17,8 +17,8 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/health"
-	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/startup"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // Pods that cannot start say why on their owner: the workers on the AppPool,
@@ -69,10 +69,10 @@ type startupChangeHandler struct{ component string }
 var _ handler.TypedEventHandler[*corev1.Pod, reconcile.Request] = startupChangeHandler{}
 
 func (h startupChangeHandler) owner(p *corev1.Pod) (reconcile.Request, bool) {
-	if p.Labels[k8s.LabelComponent] != h.component || p.Labels[k8s.LabelInstance] == "" {
+	if p.Labels[vocabulary.LabelComponent] != h.component || p.Labels[vocabulary.LabelInstance] == "" {
 		return reconcile.Request{}, false
 	}
-	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Labels[k8s.LabelInstance]}}, true
+	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Labels[vocabulary.LabelInstance]}}, true
 }
 
 func (h startupChangeHandler) Update(_ context.Context, e event.TypedUpdateEvent[*corev1.Pod], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {

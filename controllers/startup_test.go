@@ -19,6 +19,7 @@ import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // generatedPod is a pod of one component instance as its Deployment would
@@ -36,7 +37,7 @@ func generatedPod(t *testing.T, ns, name, component, instance string, status cor
 // labels the pods of a component instance.
 func podOf(ns, name, component, instance, container string) *corev1.Pod {
 	labels := k8s.SelectorLabels(component, instance)
-	labels[k8s.LabelComponent], labels[k8s.LabelManagedBy] = component, k8s.ManagedBy
+	labels[vocabulary.LabelComponent], labels[vocabulary.LabelManagedBy] = component, vocabulary.ManagedBy
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
 		Spec: corev1.PodSpec{
@@ -153,7 +154,7 @@ func TestAPoolWhoseImageCannotBePulledSaysSoOnceAndClearsWhenItRuns(t *testing.T
 	conds := func() []metav1.Condition { return pool.Status.Conditions }
 	expectCondition(t, pool, conds, v1.ConditionReady, metav1.ConditionFalse, v1.ReasonProgressing)
 
-	pod := generatedPod(t, ns, "shop-pool-7f9c-x1", k8s.ComponentPool, "shop",
+	pod := generatedPod(t, ns, "shop-pool-7f9c-x1", vocabulary.ComponentPool, "shop",
 		waitingStatus("ErrImagePull", `failed to resolve reference "registry.example.com/app:does-not-exist": not found`))
 	expectCondition(t, pool, conds, v1.ConditionReady, metav1.ConditionFalse, v1.ReasonImagePullFailed,
 		`workers: pod shop-pool-7f9c-x1: image "registry.example.com/app:does-not-exist" of container app cannot be pulled: ErrImagePull`)
@@ -176,7 +177,7 @@ func TestAPoolWhoseImageCannotBePulledSaysSoOnceAndClearsWhenItRuns(t *testing.T
 	setPodStatus(t, pod, corev1.PodStatus{Phase: corev1.PodRunning,
 		Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
 		ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}})
-	markDeploymentReady(t, ns, k8s.PoolName("shop"))
+	markDeploymentReady(t, ns, vocabulary.PoolName("shop"))
 	expectCondition(t, pool, conds, v1.ConditionReady, metav1.ConditionTrue, v1.ReasonAvailable)
 	expectBlockedMetric(t, "AppPool", ns, "shop", "")
 }
@@ -186,20 +187,20 @@ func TestAnUpdateWithNoRoomForItsNewWorkerIsRolloutStalledWhileTheOldOnesServe(t
 	pool := appPool(ns, "shop")
 	create(t, pool)
 	conds := func() []metav1.Condition { return pool.Status.Conditions }
-	testutil.Eventually(t, timeout, func() error { return get(&appsv1.Deployment{}, ns, k8s.PoolName("shop")) })
-	markDeploymentReady(t, ns, k8s.PoolName("shop"))
+	testutil.Eventually(t, timeout, func() error { return get(&appsv1.Deployment{}, ns, vocabulary.PoolName("shop")) })
+	markDeploymentReady(t, ns, vocabulary.PoolName("shop"))
 	expectCondition(t, pool, conds, v1.ConditionReady, metav1.ConditionTrue, v1.ReasonAvailable)
 
 	// Half-way through an update: two old workers ready, the new one has no node.
 	d := &appsv1.Deployment{}
-	if err := get(d, ns, k8s.PoolName("shop")); err != nil {
+	if err := get(d, ns, vocabulary.PoolName("shop")); err != nil {
 		t.Fatal(err)
 	}
 	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 3, UpdatedReplicas: 1, ReadyReplicas: 2, AvailableReplicas: 2}
 	if err := k8sClient.Status().Update(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	generatedPod(t, ns, "shop-pool-new-1", k8s.ComponentPool, "shop", unschedulableStatus())
+	generatedPod(t, ns, "shop-pool-new-1", vocabulary.ComponentPool, "shop", unschedulableStatus())
 	expectCondition(t, pool, conds, v1.ConditionReady, metav1.ConditionTrue, v1.ReasonRolloutStalled,
 		"workers: the update cannot finish, pod shop-pool-new-1 cannot be scheduled: 0/1 nodes are available: 1 Insufficient cpu.", "2/2 replicas ready keep serving")
 	expectCondition(t, pool, conds, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonRolloutStalled)
@@ -211,7 +212,7 @@ func TestAFrontendThatCannotBeScheduledIsReportedOnTheFarm(t *testing.T) {
 	create(t, appPool(ns, "shop"), appPool(ns, "blog"), cachePolicy(ns, "static"))
 	farm := webFarm(ns, "web")
 	create(t, farm)
-	generatedPod(t, ns, "web-frontend-5d-a", k8s.ComponentFrontend, "web", unschedulableStatus())
+	generatedPod(t, ns, "web-frontend-5d-a", vocabulary.ComponentFrontend, "web", unschedulableStatus())
 	expectCondition(t, farm, func() []metav1.Condition { return farm.Status.Conditions }, v1.ConditionReady, metav1.ConditionFalse,
 		v1.ReasonUnschedulable, "frontend: pod web-frontend-5d-a cannot be scheduled: 0/1 nodes are available: 1 Insufficient cpu.")
 	expectBlockedMetric(t, "WebFarm", ns, "web", v1.ReasonUnschedulable)
@@ -230,7 +231,7 @@ func TestACacheTierWhoseContainerCannotStartIsReportedOnThePolicy(t *testing.T) 
 	status := waitingStatus("CrashLoopBackOff", "back-off 10s restarting failed container")
 	status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{Reason: "StartError", ExitCode: 128,
 		Message: `exec: "cache-agent": executable file not found in $PATH`}
-	generatedPod(t, ns, "static-cache-6b-a", k8s.ComponentCache, "static", status)
+	generatedPod(t, ns, "static-cache-6b-a", vocabulary.ComponentCache, "static", status)
 	expectCondition(t, policy, func() []metav1.Condition { return policy.Status.Conditions }, v1.ConditionReady, metav1.ConditionFalse,
 		v1.ReasonContainerCannotStart, `cache: pod static-cache-6b-a: container app cannot start: StartError: exec: "cache-agent"`)
 	expectBlockedMetric(t, "CachePolicy", ns, "static", v1.ReasonContainerCannotStart)

@@ -23,6 +23,7 @@ import (
 	"webfarm.dev/operator/controllers"
 	"webfarm.dev/operator/internal/collect/autoscaler"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/operator"
 	"webfarm.dev/operator/internal/testutil"
 	"webfarm.dev/operator/internal/xds"
 )
@@ -125,9 +126,9 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := controllers.SetupAll(mgr, platform, controllers.ControllerOptions{
-		MaxConcurrentReconciles: 2, XDS: xdsServer, Clock: operatorClock,
-		Prometheus: promv1.NewAPI(promClient), CPUMonitorInterval: time.Hour,
+	if err := operator.Setup(mgr, platform, operator.Options{
+		Controllers: controllers.ControllerOptions{MaxConcurrentReconciles: 2, XDS: xdsServer, Clock: operatorClock},
+		Prometheus:  promv1.NewAPI(promClient), CPUMonitorInterval: time.Hour,
 		Autoscale: autoscaler.Options{Interval: 500 * time.Millisecond, DefaultNodeMHz: 2000},
 	}); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -23,6 +23,7 @@ import (
 	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // WebFarmReconciler turns a WebFarm into its Envoy frontend: a Deployment, its
@@ -171,13 +172,13 @@ func (r *WebFarmReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOp
 	}
 	return b.
 		For(&v1.WebFarm{}, specOrMetadataChanged).
-		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, startupChangeHandler{component: k8s.ComponentFrontend})).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, startupChangeHandler{component: vocabulary.ComponentFrontend})).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ServiceAccount{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
-		Watches(&v1.AppPool{}, enqueueBatched(r.farmsUsing(indexFarmPools)), poolReadinessChanged).
+		Watches(&v1.AppPool{}, enqueueBatched(r.farmsUsing(IndexFarmPools)), poolReadinessChanged).
 		Watches(&v1.CachePolicy{}, handler.EnqueueRequestsFromMapFunc(r.farmsUsing(indexFarmPolicies)), existenceChanged).
 		WithOptions(opts.controller()).
 		Complete(r)

@@ -10,9 +10,8 @@ import (
 	"time"
 
 	"webfarm.dev/operator/bench/internal/benchkit"
-	"webfarm.dev/operator/internal/cacheagent"
-	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/testutil/localcache"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // readyTimeout bounds each server's start.
@@ -24,7 +23,7 @@ type caseResult struct {
 	// stats are the cache tier's counters over the replay (the lookups and
 	// stored/evicted as differences, objects and memory at its end); peak*
 	// are the largest seen while it ran.
-	stats                 cacheagent.Stats
+	stats                 vocabulary.AgentStats
 	peakObjects, peakMem  int64
 	poolRequests          int64 // requests that reached the pool worker
 	poolCPU, benchCPU     time.Duration
@@ -109,7 +108,7 @@ func runCase(ctx context.Context, o options, cs caseSpec, s site, seq []int, poo
 	res := &caseResult{spec: cs}
 	rp := replayer{url: fmt.Sprintf("http://127.0.0.1:%d", l.HTTPPort), concurrency: o.concurrency, files: s.files}
 	var tier *localcache.Tier
-	var before cacheagent.Stats
+	var before vocabulary.AgentStats
 	if cs.cache != nil {
 		c, err := benchCache(*cs.cache, l.HTTPPort)
 		if err != nil {
@@ -126,7 +125,7 @@ func runCase(ctx context.Context, o options, cs caseSpec, s site, seq []int, poo
 		// A request with a query string passes by the cache (BYPASS): it
 		// checks the way to the pool without storing anything.
 		f := s.files[0]
-		if _, err := benchkit.Get(ctx, &http.Client{Timeout: 5 * time.Second}, tier.URL+f.path+"?check=1", siteHost, map[string]string{model.PoolHeader: poolName}, content(f)); err != nil {
+		if _, err := benchkit.Get(ctx, &http.Client{Timeout: 5 * time.Second}, tier.URL+f.path+"?check=1", siteHost, map[string]string{vocabulary.PoolHeader: poolName}, content(f)); err != nil {
 			return nil, fmt.Errorf("the cache tier does not serve the pool's files: %w", err)
 		}
 		rp.url, rp.pool = tier.URL, poolName
@@ -205,7 +204,7 @@ func runCase(ctx context.Context, o options, cs caseSpec, s site, seq []int, poo
 			return nil, err
 		}
 		res.countedAfter = time.Since(waited)
-		res.stats = cacheagent.Stats{
+		res.stats = vocabulary.AgentStats{
 			Hits: after.Hits - before.Hits, Misses: after.Misses - before.Misses, Bypasses: after.Bypasses - before.Bypasses,
 			Stored: after.Stored - before.Stored, Evicted: after.Evicted - before.Evicted,
 			Objects: after.Objects, MemoryBytes: after.MemoryBytes,
@@ -245,11 +244,11 @@ func mostRequested(seq []int, limit int) int {
 }
 
 // lookups are the requests the tier counted.
-func lookups(s cacheagent.Stats) int64 { return s.Hits + s.Misses + s.Bypasses }
+func lookups(s vocabulary.AgentStats) int64 { return s.Hits + s.Misses + s.Bypasses }
 
 // settledStats reads the tier's counters until they count at least want
 // requests, for at most wait; then it returns what they count.
-func settledStats(ctx context.Context, t *localcache.Tier, want int64, wait time.Duration) (cacheagent.Stats, error) {
+func settledStats(ctx context.Context, t *localcache.Tier, want int64, wait time.Duration) (vocabulary.AgentStats, error) {
 	deadline := time.Now().Add(wait)
 	for {
 		s, err := t.Stats()

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"webfarm.dev/operator/bench/internal/benchkit"
-	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/testutil/localcache"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // hitSample is one measurement of one path of the cache-hit comparison.
@@ -135,7 +135,7 @@ func benchHitPath(ctx context.Context, o options, dir string, pool *benchkit.Ser
 		// Warm: the first request stores the file, the second must be a hit.
 		var status string
 		for range 2 {
-			h, err := benchkit.Get(ctx, client, tier.URL+f.path, siteHost, map[string]string{model.PoolHeader: poolName}, content(f))
+			h, err := benchkit.Get(ctx, client, tier.URL+f.path, siteHost, map[string]string{vocabulary.PoolHeader: poolName}, content(f))
 			if err != nil {
 				return nil, fmt.Errorf("warming the cache tier: %w", err)
 			}

@@ -22,7 +22,7 @@ import (
 
 	"webfarm.dev/operator/bench/internal/benchkit"
 	"webfarm.dev/operator/internal/devcluster"
-	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // targetHitRatio: the cache's hit path serves at least the baseline proxy's
@@ -160,7 +160,7 @@ func parseFlags(args []string) (options, error) {
 	case o.hitRounds < 1 || o.wrk.Connections < 1 || o.wrk.Threads < 1 || o.hitDuration < time.Second:
 		return o, errors.New("-rounds, -connections and -threads must be positive, -duration at least 1s")
 	}
-	o.wrk.Headers = []string{"Host: " + siteHost, model.PoolHeader + ": " + poolName}
+	o.wrk.Headers = []string{"Host: " + siteHost, vocabulary.PoolHeader + ": " + poolName}
 	o.hopCPU = -1
 	if *pin && runtime.NumCPU() >= 2 {
 		// On 2 shared cores, where the scheduler puts the busy processes

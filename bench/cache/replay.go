@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // replayer sends a request sequence over a fixed number of keep-alive
@@ -147,7 +147,7 @@ func (rp replayer) fetch(ctx context.Context, client *http.Client, f file) (stri
 	}
 	req.Host = siteHost
 	if rp.pool != "" {
-		req.Header.Set(model.PoolHeader, rp.pool)
+		req.Header.Set(vocabulary.PoolHeader, rp.pool)
 	}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/scheme"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // baselineResult is what a bare client needs to create the operator's children.
@@ -85,7 +86,7 @@ func runBaseline(ctx context.Context, cfg *rest.Config, w workload, ns string, q
 			}
 			objs := k8s.Pool(m, conf)
 			if i == 0 {
-				res.poolHash = objs.Deployment.Spec.Template.Annotations[k8s.ConfigHashKey]
+				res.poolHash = objs.Deployment.Spec.Template.Annotations[vocabulary.ConfigHashKey]
 			}
 			// The apply fills in the Service's ClusterIP.
 			if err := applyAll(ctx, poolChildren(objs)...); err != nil {
@@ -109,7 +110,7 @@ func runBaseline(ctx context.Context, cfg *rest.Config, w workload, ns string, q
 		}
 		objs := k8s.Frontend(m, bootstrap)
 		if i == len(pools) {
-			res.frontendHash = objs.Deployment.Spec.Template.Annotations[k8s.ConfigHashKey]
+			res.frontendHash = objs.Deployment.Spec.Template.Annotations[vocabulary.ConfigHashKey]
 		}
 		return applyAll(ctx, frontendChildren(objs)...)
 	})

@@ -15,8 +15,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // report is everything the benchmark measured.
@@ -109,7 +108,7 @@ func countChildren(ctx context.Context, c client.Client, ns string) (map[string]
 	for _, k := range childKinds {
 		list := &metav1.PartialObjectMetadataList{}
 		list.APIVersion, list.Kind = k.gv.String(), k.list
-		if err := c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{k8s.LabelManagedBy: k8s.ManagedBy}); err != nil {
+		if err := c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{vocabulary.LabelManagedBy: vocabulary.ManagedBy}); err != nil {
 			return nil, fmt.Errorf("listing %s: %w", k.name, err)
 		}
 		out[k.name] = len(list.Items)
@@ -160,9 +159,9 @@ func compareRendering(ctx context.Context, c client.Client, o options, b *baseli
 		if err := c.Get(ctx, client.ObjectKey{Namespace: o.operatorNS, Name: name}, d); err != nil {
 			return "error: " + err.Error()
 		}
-		return d.Spec.Template.Annotations[k8s.ConfigHashKey]
+		return d.Spec.Template.Annotations[vocabulary.ConfigHashKey]
 	}
-	pool, frontend := hash(k8s.PoolName(poolName(0, 0))), hash(k8s.FrontendName(farmName(0)))
+	pool, frontend := hash(vocabulary.PoolName(poolName(0, 0))), hash(vocabulary.FrontendName(farmName(0)))
 	if pool == b.poolHash && frontend == b.frontendHash {
 		return true, "pool and frontend config hashes equal"
 	}

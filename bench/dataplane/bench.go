@@ -18,6 +18,7 @@ import (
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/testutil/localenvoy"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // route is one way from the client to the pool's files.
@@ -380,7 +381,7 @@ func startFrontend(ctx context.Context, o options, farm model.Farm, pool model.P
 		return nil, err
 	}
 	procs.add(s)
-	if err := benchkit.WaitReady(ctx, s, fmt.Sprintf("http://127.0.0.1:%d%s", ports[1], envoy.ReadyPath), "", readyTimeout); err != nil {
+	if err := benchkit.WaitReady(ctx, s, fmt.Sprintf("http://127.0.0.1:%d%s", ports[1], vocabulary.FrontendReadyPath), "", readyTimeout); err != nil {
 		return nil, err
 	}
 	if len(tlsSites) > 0 {

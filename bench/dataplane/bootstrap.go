@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // farmListener is the listener that carries the farm's traffic.
@@ -25,7 +26,7 @@ func farmListener(b *bootstrapv3.Bootstrap) (*listenerv3.Listener, error) {
 func poolClusters(b *bootstrapv3.Bootstrap) []*clusterv3.Cluster {
 	var out []*clusterv3.Cluster
 	for _, c := range b.StaticResources.Clusters {
-		if c.Name == envoy.PoolCluster(poolName) {
+		if c.Name == vocabulary.PoolCluster(poolName) {
 			out = append(out, c)
 		}
 	}

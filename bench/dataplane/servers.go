@@ -3,8 +3,9 @@ package main
 import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/bench/internal/benchkit"
+	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/model"
-	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // Names of the benchmark's farm, as a user would write them.
@@ -41,6 +42,6 @@ func resolveBenchFarm(wf *v1.WebFarm) (model.Farm, error) {
 }
 
 // farmBackends is the farm's only pool with its one worker.
-func farmBackends(port int) envoy.Backends {
-	return envoy.Backends{envoy.PoolCluster(poolName): {{Address: "127.0.0.1", Port: uint32(port)}}}
+func farmBackends(port int) endpoints.Backends {
+	return endpoints.Backends{vocabulary.PoolCluster(poolName): {{Address: "127.0.0.1", Port: uint32(port)}}}
 }

@@ -24,8 +24,9 @@ import (
 	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/collect/autoscaler"
 	"webfarm.dev/operator/internal/model"
-	"webfarm.dev/operator/internal/render/nginx"
+	"webfarm.dev/operator/internal/operator"
 	"webfarm.dev/operator/internal/scheme"
+	"webfarm.dev/operator/internal/vocabulary"
 	"webfarm.dev/operator/internal/xds"
 )
 
@@ -81,7 +82,7 @@ func main() {
 	flag.DurationVar(&autoscale.Interval, "autoscale-interval", 15*time.Second, "how often the autoscaler measures the autoscaled pools")
 	flag.StringVar(&autoscale.RequestsQuery, "autoscale-requests-query", autoscaler.DefaultRequestsQuery, "Prometheus query (Go template of .Namespace and .Pool) of a pool's requests/s, one series per frontend pod labelled pod")
 	flag.StringVar(&autoscale.CPUQuery, "autoscale-cpu-query", autoscaler.DefaultCPUQuery, "Prometheus query (Go template of .Namespace and .Pool) of CPU cores used, one series per pod labelled pod")
-	flag.Float64Var(&autoscale.DefaultNodeMHz, "default-node-mhz", autoscaler.DefaultNodeMHz, "clock rate (MHz) of a node without the "+autoscaler.NodeMHzLabel+" label")
+	flag.Float64Var(&autoscale.DefaultNodeMHz, "default-node-mhz", autoscaler.DefaultNodeMHz, "clock rate (MHz) of a node without the "+vocabulary.NodeMHzLabel+" label")
 	flag.DurationVar(&frontendStatsInterval, "frontend-stats-interval", 5*time.Second, "how often the leader reads the Envoy frontends' per-pool queue figures (0 turns it off)")
 	flag.Float64Var(&apiQPS, "kube-api-qps", 50, "API requests per second the operator may send (sustained)")
 	flag.IntVar(&apiBurst, "kube-api-burst", 100, "API requests the operator may send in a burst")
@@ -130,9 +131,9 @@ func main() {
 		log.Error(err, "adding the xDS server")
 		os.Exit(1)
 	}
-	options := controllers.ControllerOptions{
-		MaxConcurrentReconciles: concurrency, XDS: xdsServer, FrontendStatsInterval: frontendStatsInterval,
-		CPUMonitorInterval: cpuMonitorInterval, Autoscale: autoscale, ActivatorAddress: activatorAddress,
+	options := operator.Options{
+		Controllers:           controllers.ControllerOptions{MaxConcurrentReconciles: concurrency, XDS: xdsServer, ActivatorAddress: activatorAddress},
+		FrontendStatsInterval: frontendStatsInterval, CPUMonitorInterval: cpuMonitorInterval, Autoscale: autoscale,
 	}
 	if prometheusURL != "" {
 		promClient, err := promapi.NewClient(promapi.Config{Address: prometheusURL})
@@ -142,8 +143,8 @@ func main() {
 		}
 		options.Prometheus = promv1.NewAPI(promClient)
 	}
-	if err := controllers.SetupAll(mgr, platform, options); err != nil {
-		log.Error(err, "setting up the controllers")
+	if err := operator.Setup(mgr, platform, options); err != nil {
+		log.Error(err, "setting up the controllers and collectors")
 		os.Exit(1)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -209,7 +210,7 @@ func platformFrom(images model.Images, xdsAddress string) (model.Platform, error
 // cache-agent --config FILE".
 func runCacheAgent(args []string) int {
 	fs := flag.NewFlagSet("cache-agent", flag.ExitOnError)
-	config := fs.String("config", "/etc/webfarm/"+nginx.AgentConfigFile, "the agent's configuration, rendered by the operator")
+	config := fs.String("config", "/etc/webfarm/"+vocabulary.AgentConfigFile, "the agent's configuration, rendered by the operator")
 	_ = fs.Parse(args)
 	if err := cacheagent.Main(ctrl.SetupSignalHandler(), *config); err != nil {
 		fmt.Fprintln(os.Stderr, "cache-agent:", err)

@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"webfarm.dev/operator/internal/devcluster"
-	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 type options struct {
@@ -251,7 +251,7 @@ func howToReach(ctx context.Context, k devcluster.Kubectl, namespace string, loc
 		{"curl -s -H 'Host: shop.contoso.example' " + front + "/", "another site of the farm"},
 		{"curl -s --cacert " + caFile + " --resolve " + shopHost + ":" + httpsPort + ":" + node + " " + shop, "the shop over HTTPS, its certificate checked"},
 		{"curl -s http://" + www + "/", "the www pool (nginx) alone, through its Service"},
-		{"curl -si -H '" + model.PoolHeader + ": images' http://" + cache + "/logo.svg", "the cache tier alone"},
+		{"curl -si -H '" + vocabulary.PoolHeader + ": images' http://" + cache + "/logo.svg", "the cache tier alone"},
 	}, nil
 }
 

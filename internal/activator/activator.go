@@ -22,7 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"webfarm.dev/operator/internal/model"
-	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // Header names the pool a request is for, "namespace/name"; the frontend
@@ -99,7 +99,7 @@ func (a *Activator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.leave(key)
 	switch {
 	case errors.Is(err, ErrPoolStopped):
-		refuse(w, envoy.PoolStoppedBody)
+		refuse(w, vocabulary.PoolStoppedBody)
 		return
 	case errors.Is(err, ErrPoolCannotStart):
 		refuse(w, CannotStartBody)

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"webfarm.dev/operator/internal/model"
-	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // pools is a pool whose worker becomes ready readyAfter its start.
@@ -163,9 +163,9 @@ func TestARequestWaitingForAWorkerThatIsNotComingGetsItsAnswerAtOnce(t *testing.
 		want      func(got string) bool
 	}{
 		{"in L7 mode a request waiting when the pool stops gets the stopped pool's 503", model.UnavailableL7, ErrPoolStopped, 300 * time.Millisecond,
-			answered(envoy.PoolStoppedBody)},
+			answered(vocabulary.PoolStoppedBody)},
 		{"in L7 mode a request for a pool already stopped gets the same", model.UnavailableL7, ErrPoolStopped, 0,
-			answered(envoy.PoolStoppedBody)},
+			answered(vocabulary.PoolStoppedBody)},
 		{"in L4 mode a request waiting when the pool stops gets not one byte before the connection closes", model.UnavailableL4, ErrPoolStopped, 300 * time.Millisecond,
 			func(got string) bool { return got == "" }},
 		{"in L7 mode a request waiting when the pool's workers are found unable to start gets the cannot-start 503", model.UnavailableL7, ErrPoolCannotStart, 300 * time.Millisecond,

@@ -13,9 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/lifecycle"
-	"webfarm.dev/operator/internal/render/envoy"
-	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // clusterPools give the activator the pools as the operator's cache sees them.
@@ -27,12 +27,12 @@ type clusterPools struct {
 func (c clusterPools) ReadyWorker(ctx context.Context, namespace, pool string) (string, bool) {
 	var slices discoveryv1.EndpointSliceList
 	if err := c.client.List(ctx, &slices, client.InNamespace(namespace), client.MatchingLabels{
-		k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelComponent: k8s.ComponentPool, k8s.LabelInstance: pool,
+		vocabulary.LabelManagedBy: vocabulary.ManagedBy, vocabulary.LabelComponent: vocabulary.ComponentPool, vocabulary.LabelInstance: pool,
 	}); err != nil {
 		return "", false
 	}
-	for _, e := range k8s.Backends(slices.Items)[envoy.PoolCluster(pool)] {
-		if e.State == envoy.EndpointReady {
+	for _, e := range endpoints.FromSlices(slices.Items)[vocabulary.PoolCluster(pool)] {
+		if e.State == endpoints.Ready {
 			return net.JoinHostPort(e.Address, strconv.Itoa(int(e.Port))), true
 		}
 	}

@@ -4,7 +4,9 @@
 // "Web Service Cache" counters, and purges entries on request.
 //
 // nginx answers hits itself; only its misses pass through the agent on their
-// way to the pool. Client is the operator's side of the agent's admin API.
+// way to the pool. The operator's side of the agent's admin API is
+// internal/cacheadmin; the configuration and the API's names are in
+// internal/vocabulary.
 package cacheagent
 
 import (
@@ -17,71 +19,16 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"webfarm.dev/operator/internal/vocabulary"
 )
-
-// Config is the agent's configuration file, rendered by the operator beside
-// the cache tier's nginx.conf.
-type Config struct {
-	FrequentHitThreshold int      `json:"frequentHitThreshold"`
-	FrequentHitPeriod    Duration `json:"frequentHitPeriod"`
-	MaxObjectSizeBytes   int64    `json:"maxObjectSizeBytes"`
-	MemorySizeBytes      int64    `json:"memorySizeBytes"` // the agent admits no response that would outgrow it
-	CacheDir             string   `json:"cacheDir"`
-	LogSocket            string   `json:"logSocket"`
-	NginxStatusURL       string   `json:"nginxStatusURL"` // nginx's stub_status: its request count
-	ProxyAddress         string   `json:"proxyAddress"`   // misses from nginx (loopback)
-	AdminAddress         string   `json:"adminAddress"`   // stats and purges, for the operator
-	// AdminToken is the bearer token the admin endpoint asks of every
-	// request but the health check: the port is reachable from any pod, and
-	// a purge empties the cache.
-	AdminToken string            `json:"adminToken"`
-	Upstreams  map[string]string `json:"upstreams"` // pool -> host:port of its Service
-}
-
-// Duration is a time.Duration written as Go duration text ("10s").
-type Duration time.Duration
-
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	v, err := time.ParseDuration(s)
-	*d = Duration(v)
-	return err
-}
 
 // maxTrackedKeys bounds the memory of the frequent-hit window (about 100 bytes a key).
 const maxTrackedKeys = 1 << 20
 
-// Stats are one cache replica's counters since it started, named after
-// IIS's "Web Service Cache" counters.
-type Stats struct {
-	Hits        int64 `json:"hits"`        // answered from the cache
-	Misses      int64 `json:"misses"`      // looked up, not there (or expired): sent to the pool
-	Bypasses    int64 `json:"bypasses"`    // never cacheable (query string, Authorization, body, method): sent to the pool
-	Stored      int64 `json:"stored"`      // entries added (IIS "Total URIs Cached")
-	Evicted     int64 `json:"evicted"`     // entries removed unused for objectTTL, or least recently used when memory was full
-	Flushed     int64 `json:"flushed"`     // entries removed by purges (IIS "Total Flushed URIs")
-	Flushes     int64 `json:"flushes"`     // purges (IIS "URI Cache Flushes")
-	Objects     int64 `json:"objects"`     // entries held now (IIS "Current URIs Cached")
-	MemoryBytes int64 `json:"memoryBytes"` // memory the entries take now (IIS "Current File Cache Memory Usage")
-}
-
-// Paths of the admin endpoint.
-const (
-	StatsPath  = "/stats"
-	PurgePath  = "/purge" // POST; ?pool=NAME purges one pool's entries, none purges all
-	HealthPath = "/healthz"
-	// PurgedHeader of a purge's answer is the number of entries it removed.
-	PurgedHeader = "X-Webfarm-Purged"
-)
-
 // Agent is a running cache agent.
 type Agent struct {
-	cfg    Config
+	cfg    vocabulary.AgentConfig
 	store  *store
 	lookup *lookups
 	hits   *FrequentHits
@@ -91,7 +38,7 @@ type Agent struct {
 }
 
 // New checks a configuration.
-func New(cfg Config) (*Agent, error) {
+func New(cfg vocabulary.AgentConfig) (*Agent, error) {
 	switch {
 	case cfg.FrequentHitThreshold < 1:
 		return nil, fmt.Errorf("frequentHitThreshold %d must be at least 1", cfg.FrequentHitThreshold)
@@ -101,8 +48,8 @@ func New(cfg Config) (*Agent, error) {
 		return nil, errors.New("maxObjectSizeBytes must be positive and memorySizeBytes at least as large")
 	case cfg.CacheDir == "" || cfg.LogSocket == "" || cfg.NginxStatusURL == "" || cfg.ProxyAddress == "" || cfg.AdminAddress == "":
 		return nil, errors.New("cacheDir, logSocket, nginxStatusURL, proxyAddress and adminAddress are required")
-	case len(cfg.AdminToken) < MinAdminTokenLength:
-		return nil, fmt.Errorf("adminToken must have at least %d characters", MinAdminTokenLength)
+	case len(cfg.AdminToken) < vocabulary.MinAdminTokenLength:
+		return nil, fmt.Errorf("adminToken must have at least %d characters", vocabulary.MinAdminTokenLength)
 	}
 	return &Agent{
 		cfg:    cfg,
@@ -114,13 +61,13 @@ func New(cfg Config) (*Agent, error) {
 }
 
 // Stats reads the counters (and nginx's request count, for the hits).
-func (a *Agent) Stats(ctx context.Context) (Stats, error) {
+func (a *Agent) Stats(ctx context.Context) (vocabulary.AgentStats, error) {
 	hits, err := a.lookup.hitCount(ctx, a.Now())
 	if err != nil {
-		return Stats{}, fmt.Errorf("reading nginx's request count: %w", err)
+		return vocabulary.AgentStats{}, fmt.Errorf("reading nginx's request count: %w", err)
 	}
 	objects, bytes := a.store.usage()
-	return Stats{
+	return vocabulary.AgentStats{
 		Hits: hits, Misses: a.lookup.misses.Load(), Bypasses: a.lookup.bypasses.Load() + a.lookup.unseen.Load(),
 		Stored: a.store.stored.Load(), Evicted: a.store.evicted(),
 		Flushed: a.store.flushed.Load(), Flushes: a.store.flushes.Load(),
@@ -172,8 +119,8 @@ func (a *Agent) Run(ctx context.Context) error {
 
 func (a *Agent) adminHandler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+HealthPath, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	mux.Handle("GET "+StatsPath, a.authorized(func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+vocabulary.AgentHealthPath, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.Handle("GET "+vocabulary.AgentStatsPath, a.authorized(func(w http.ResponseWriter, r *http.Request) {
 		s, err := a.Stats(r.Context())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -182,13 +129,13 @@ func (a *Agent) adminHandler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(s)
 	}))
-	mux.Handle("POST "+PurgePath, a.authorized(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("POST "+vocabulary.AgentPurgePath, a.authorized(func(w http.ResponseWriter, r *http.Request) {
 		prefix := ""
 		if pool := r.URL.Query().Get("pool"); pool != "" {
 			prefix = KeyPrefix(pool)
 		}
 		n, err := a.store.purge(prefix)
-		w.Header().Set(PurgedHeader, fmt.Sprint(n))
+		w.Header().Set(vocabulary.AgentPurgedHeader, fmt.Sprint(n))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
@@ -197,10 +144,6 @@ func (a *Agent) adminHandler() http.Handler {
 	}))
 	return mux
 }
-
-// MinAdminTokenLength refuses guessable tokens (the operator makes 64
-// random hex digits).
-const MinAdminTokenLength = 32
 
 // authorized passes requests that carry the admin token and answers 401 to
 // the rest, comparing in constant time.
@@ -226,7 +169,7 @@ func Main(ctx context.Context, configPath string) error {
 	if err != nil {
 		return err
 	}
-	var cfg Config
+	var cfg vocabulary.AgentConfig
 	if err := json.Unmarshal(raw, &cfg); err != nil {
 		return fmt.Errorf("%s: %w", configPath, err)
 	}

@@ -9,16 +9,13 @@ import (
 	"net/http/httputil"
 	"strconv"
 	"time"
+
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
-// Headers between the cache tier's nginx and the agent. nginx sends a
-// request's cache key only when the request may be cached at all, and caches
-// a response only when the agent admits it: a missing header is "no".
+// Values of the headers between the cache tier's nginx and the agent
+// (vocabulary.Cache*Header).
 const (
-	KeyHeader         = "X-Webfarm-Cache-Key"
-	LookupHeader      = "X-Webfarm-Cache-Lookup" // nginx's cache status of the request: MISS or EXPIRED
-	AdmitHeader       = "X-Webfarm-Cache-Admit"
-	poolHeader        = "X-Webfarm-Pool"
 	lookupExpired     = "EXPIRED"
 	admitted          = "1"
 	misdirectedStatus = http.StatusMisdirectedRequest
@@ -42,20 +39,20 @@ type missProxy struct {
 	proxy         *httputil.ReverseProxy
 }
 
-func newMissProxy(cfg Config, hits *FrequentHits, st *store, l *lookups, now func() time.Time) *missProxy {
+func newMissProxy(cfg vocabulary.AgentConfig, hits *FrequentHits, st *store, l *lookups, now func() time.Time) *missProxy {
 	p := &missProxy{upstreams: cfg.Upstreams, maxObjectSize: cfg.MaxObjectSizeBytes, memorySize: cfg.MemorySizeBytes,
 		store: st, lookups: l, hits: hits, now: now}
 	p.proxy = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.Out.URL.Scheme = "http"
-			r.Out.URL.Host = p.upstreams[r.In.Header.Get(poolHeader)]
+			r.Out.URL.Host = p.upstreams[r.In.Header.Get(vocabulary.PoolHeader)]
 			r.Out.Host = r.In.Host
 			// The pool never sees nginx's headers to the agent; the response's
 			// admission reads them from the request's context.
 			r.Out = r.Out.WithContext(context.WithValue(r.Out.Context(), lookupKey{},
-				cacheLookup{key: r.In.Header.Get(KeyHeader), status: r.In.Header.Get(LookupHeader)}))
-			r.Out.Header.Del(KeyHeader)
-			r.Out.Header.Del(LookupHeader)
+				cacheLookup{key: r.In.Header.Get(vocabulary.CacheKeyHeader), status: r.In.Header.Get(vocabulary.CacheLookupHeader)}))
+			r.Out.Header.Del(vocabulary.CacheKeyHeader)
+			r.Out.Header.Del(vocabulary.CacheLookupHeader)
 		},
 		Transport: &http.Transport{
 			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -74,8 +71,8 @@ func newMissProxy(cfg Config, hits *FrequentHits, st *store, l *lookups, now fun
 func (p *missProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// nginx sends the key of a request it may keep (a HEAD reaches the
 	// agent as a GET); anything else is a bypass.
-	p.lookups.request(r.Header.Get(KeyHeader) != "" && r.Method == http.MethodGet)
-	if _, ok := p.upstreams[r.Header.Get(poolHeader)]; !ok {
+	p.lookups.request(r.Header.Get(vocabulary.CacheKeyHeader) != "" && r.Method == http.MethodGet)
+	if _, ok := p.upstreams[r.Header.Get(vocabulary.PoolHeader)]; !ok {
 		w.WriteHeader(misdirectedStatus)
 		return
 	}
@@ -84,7 +81,7 @@ func (p *missProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // admit marks the response nginx may keep.
 func (p *missProxy) admit(resp *http.Response) error {
-	resp.Header.Del(AdmitHeader) // only the agent says so
+	resp.Header.Del(vocabulary.CacheAdmitHeader) // only the agent says so
 	req := resp.Request
 	lookup, _ := req.Context().Value(lookupKey{}).(cacheLookup)
 	key := lookup.key
@@ -120,7 +117,7 @@ func (p *missProxy) admit(resp *http.Response) error {
 	if size == 0 || size > p.maxObjectSize || !p.store.fits(size, p.memorySize) {
 		return nil
 	}
-	resp.Header.Set(AdmitHeader, admitted)
+	resp.Header.Set(vocabulary.CacheAdmitHeader, admitted)
 	return nil
 }
 

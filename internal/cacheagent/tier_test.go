@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/testutil"
 	"webfarm.dev/operator/internal/testutil/localcache"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // These tests send real HTTP through the cache tier the operator renders:
@@ -124,7 +124,7 @@ func send(t *testing.T, tier *localcache.Tier, method, path string, body io.Read
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set(model.PoolHeader, "images")
+	req.Header.Set(vocabulary.PoolHeader, "images")
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
@@ -435,7 +435,7 @@ func TestAPurgeRemovesAPoolsEntriesOrAll(t *testing.T) {
 	c.Upstreams = append(c.Upstreams, p.upstream("shop"))
 	tier := startTier(t, c)
 	get := func(pool, path string) string {
-		return send(t, tier, http.MethodGet, path, nil, model.PoolHeader, pool).cacheStatus
+		return send(t, tier, http.MethodGet, path, nil, vocabulary.PoolHeader, pool).cacheStatus
 	}
 	for _, pool := range []string{"images", "shop"} {
 		get(pool, "/logo.png")
@@ -486,10 +486,10 @@ func TestTheCountersFollowTheCachesWork(t *testing.T) {
 	}
 	wg.Wait()
 	send(t, tier, http.MethodGet, "/bypassed.png?q=1", nil)
-	if a := send(t, tier, http.MethodGet, "/unknown-pool.png", nil, model.PoolHeader, "nosuchpool"); a.status != http.StatusMisdirectedRequest {
+	if a := send(t, tier, http.MethodGet, "/unknown-pool.png", nil, vocabulary.PoolHeader, "nosuchpool"); a.status != http.StatusMisdirectedRequest {
 		t.Fatalf("a request for a pool the tier does not front: %d, want 421", a.status)
 	}
-	want := cacheagent.Stats{Hits: 403, Misses: 1, Bypasses: 2, Stored: 1, Objects: 1}
+	want := vocabulary.AgentStats{Hits: 403, Misses: 1, Bypasses: 2, Stored: 1, Objects: 1}
 	testutil.Eventually(t, 5*time.Second, func() error {
 		s, err := tier.Stats()
 		if err != nil {
@@ -512,7 +512,7 @@ func TestTheAdminEndpointAsksForTheTiersToken(t *testing.T) {
 	c := keepAtFirstRequest(p)
 	tier := startTier(t, c)
 	get := func() string {
-		return send(t, tier, http.MethodGet, "/logo.png", nil, model.PoolHeader, "images").cacheStatus
+		return send(t, tier, http.MethodGet, "/logo.png", nil, vocabulary.PoolHeader, "images").cacheStatus
 	}
 	get()
 	if got := get(); got != "HIT" {
@@ -524,13 +524,13 @@ func TestTheAdminEndpointAsksForTheTiersToken(t *testing.T) {
 		authorization string
 		want          int
 	}{
-		{"a purge without a token is refused", http.MethodPost, cacheagent.PurgePath, "", http.StatusUnauthorized},
-		{"a purge with another token is refused", http.MethodPost, cacheagent.PurgePath, "Bearer " + strings.Repeat("0", 64), http.StatusUnauthorized},
-		{"a purge with the token but not as a bearer token is refused", http.MethodPost, cacheagent.PurgePath, tier.AdminToken, http.StatusUnauthorized},
-		{"a purge with the token and more is refused", http.MethodPost, cacheagent.PurgePath, "Bearer " + tier.AdminToken + "x", http.StatusUnauthorized},
-		{"the counters without a token are refused", http.MethodGet, cacheagent.StatsPath, "", http.StatusUnauthorized},
-		{"the health check needs no token", http.MethodGet, cacheagent.HealthPath, "", http.StatusOK},
-		{"the counters with the token are served", http.MethodGet, cacheagent.StatsPath, "Bearer " + tier.AdminToken, http.StatusOK},
+		{"a purge without a token is refused", http.MethodPost, vocabulary.AgentPurgePath, "", http.StatusUnauthorized},
+		{"a purge with another token is refused", http.MethodPost, vocabulary.AgentPurgePath, "Bearer " + strings.Repeat("0", 64), http.StatusUnauthorized},
+		{"a purge with the token but not as a bearer token is refused", http.MethodPost, vocabulary.AgentPurgePath, tier.AdminToken, http.StatusUnauthorized},
+		{"a purge with the token and more is refused", http.MethodPost, vocabulary.AgentPurgePath, "Bearer " + tier.AdminToken + "x", http.StatusUnauthorized},
+		{"the counters without a token are refused", http.MethodGet, vocabulary.AgentStatsPath, "", http.StatusUnauthorized},
+		{"the health check needs no token", http.MethodGet, vocabulary.AgentHealthPath, "", http.StatusOK},
+		{"the counters with the token are served", http.MethodGet, vocabulary.AgentStatsPath, "Bearer " + tier.AdminToken, http.StatusOK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

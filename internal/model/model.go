@@ -11,11 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// PoolHeader tells a cache tier which pool a request is for: the Envoy
-// frontend sets it (overwriting any a client sent) on routes through a cache
-// tier, and the cache tier's nginx routes on it.
-const PoolHeader = "X-Webfarm-Pool"
-
 // QueuedAtHeader carries when a request reached the frontend (milliseconds
 // since the epoch) to a pool with a queue timeout: the Envoy frontend sets it
 // (overwriting any a client sent), and the worker's nginx refuses a request
@@ -405,6 +400,18 @@ const (
 	AppHTTP2 AppProtocol = "HTTP2" // HTTP/2 without TLS (h2c)
 	AppGRPC  AppProtocol = "GRPC"  // gRPC over h2c, with the gRPC health service
 )
+
+// AppNginxCPUMilli is the CPU of the nginx beside a pool's app container.
+func (p Pool) AppNginxCPUMilli() int64 { return max(50, p.CPUMilli/4) }
+
+// WorkerCPUMilli is all the CPU one worker of the pool may use (its
+// containers' limits): what the autoscaler counts a worker's cycles against.
+func (p Pool) WorkerCPUMilli() int64 {
+	if p.App != nil {
+		return p.CPUMilli + p.AppNginxCPUMilli()
+	}
+	return p.CPUMilli
+}
 
 // HTTP2 reports whether the pool's workers take HTTP/2 from the frontend:
 // their app speaks HTTP/2 or gRPC, which nginx passes on as HTTP/2.

@@ -38,6 +38,7 @@ import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/controllers"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/operator"
 	"webfarm.dev/operator/internal/testutil"
 )
 
@@ -476,7 +477,7 @@ func operatorRequests(t *testing.T, path, user string) map[string]bool {
 // nothing elsewhere.
 func TestAnOperatorWatchingNamespacesNeedsNoClusterWideRights(t *testing.T) {
 	admin, asOperator := installAndReconcile(t, []string{"shop"}, "", "--set", "watchNamespaces={shop}")
-	operator, err := client.New(asOperator, client.Options{Scheme: testutil.Scheme()})
+	asOperatorClient, err := client.New(asOperator, client.Options{Scheme: testutil.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -488,18 +489,18 @@ func TestAnOperatorWatchingNamespacesNeedsNoClusterWideRights(t *testing.T) {
 		name string
 		do   func() error
 	}{
-		{"it cannot list Deployments of the whole cluster", func() error { return operator.List(ctx, &appsv1.DeploymentList{}) }},
+		{"it cannot list Deployments of the whole cluster", func() error { return asOperatorClient.List(ctx, &appsv1.DeploymentList{}) }},
 		{"it cannot list another namespace's ConfigMaps", func() error {
-			return operator.List(ctx, &corev1.ConfigMapList{}, client.InNamespace("elsewhere"))
+			return asOperatorClient.List(ctx, &corev1.ConfigMapList{}, client.InNamespace("elsewhere"))
 		}},
 		{"it cannot create a Deployment in another namespace", func() error {
-			return operator.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "elsewhere", Name: "x"}})
+			return asOperatorClient.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "elsewhere", Name: "x"}})
 		}},
 		{"it cannot read another namespace's farms", func() error {
-			return operator.List(ctx, &v1.WebFarmList{}, client.InNamespace("elsewhere"))
+			return asOperatorClient.List(ctx, &v1.WebFarmList{}, client.InNamespace("elsewhere"))
 		}},
 		{"it can read no Secret at all", func() error {
-			return operator.List(ctx, &corev1.SecretList{}, client.InNamespace("shop"))
+			return asOperatorClient.List(ctx, &corev1.SecretList{}, client.InNamespace("shop"))
 		}},
 	}
 	for _, tt := range tests {
@@ -567,7 +568,11 @@ func installAndReconcile(t *testing.T, watch []string, auditLog string, helmArgs
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := controllers.SetupAll(mgr, model.Platform{Images: model.Images{Envoy: "envoy", Nginx: "nginx", CacheAgent: "agent", PullPolicy: "IfNotPresent"}, XDSHost: "wf-xds.webfarm-system.svc", XDSPort: 18000}, controllers.ControllerOptions{MaxConcurrentReconciles: 2}); err != nil {
+	// The operator as its binary assembles it, here without collectors (no
+	// Prometheus, no frontends' statistics); linking it whole registers every
+	// metric the binary serves, which TestEveryQueriedMetricExists reads.
+	if err := operator.Setup(mgr, model.Platform{Images: model.Images{Envoy: "envoy", Nginx: "nginx", CacheAgent: "agent", PullPolicy: "IfNotPresent"}, XDSHost: "wf-xds.webfarm-system.svc", XDSPort: 18000},
+		operator.Options{Controllers: controllers.ControllerOptions{MaxConcurrentReconciles: 2}}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -30,11 +30,13 @@ import (
 	"webfarm.dev/operator/internal/collect/autoscaler"
 	"webfarm.dev/operator/internal/collect/cpumonitor"
 	"webfarm.dev/operator/internal/collect/workermemory"
+	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/testutil"
 	"webfarm.dev/operator/internal/testutil/localenvoy"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // The chart's monitoring for the Prometheus Operator: its alerting rules
@@ -234,8 +236,8 @@ func TestTheMonitoringObjects(t *testing.T) {
 			t.Fatalf("PodMonitor %s endpoints %+v", pm.Name, pm.Spec.PodMetricsEndpoints)
 		}
 		ep := pm.Spec.PodMetricsEndpoints[0]
-		if ep.Port == nil || ep.Path != envoy.MetricsPath || ep.Interval != "15s" {
-			t.Fatalf("endpoint %+v, want a port, path %s every 15s", ep, envoy.MetricsPath)
+		if ep.Port == nil || ep.Path != vocabulary.FrontendMetricsPath || ep.Interval != "15s" {
+			t.Fatalf("endpoint %+v, want a port, path %s every 15s", ep, vocabulary.FrontendMetricsPath)
 		}
 		selector, err := metav1.LabelSelectorAsSelector(&pm.Spec.Selector)
 		if err != nil || selector.Empty() {
@@ -253,12 +255,12 @@ func TestTheMonitoringObjects(t *testing.T) {
 		for _, p := range pod.Spec.Containers[0].Ports {
 			port[*p.Name] = *p.ContainerPort
 		}
-		if port[*ep.Port] != envoy.StatusPort {
-			t.Errorf("port %q is %d in the frontend pod (%v), want Envoy's status port %d", *ep.Port, port[*ep.Port], port, envoy.StatusPort)
+		if port[*ep.Port] != vocabulary.FrontendStatusPort {
+			t.Errorf("port %q is %d in the frontend pod (%v), want Envoy's status port %d", *ep.Port, port[*ep.Port], port, vocabulary.FrontendStatusPort)
 		}
-		for _, component := range []string{k8s.ComponentPool, k8s.ComponentCache} {
+		for _, component := range []string{vocabulary.ComponentPool, vocabulary.ComponentCache} {
 			other := k8s.SelectorLabels(component, "web")
-			other[k8s.LabelComponent], other[k8s.LabelManagedBy] = component, k8s.ManagedBy
+			other[vocabulary.LabelComponent], other[vocabulary.LabelManagedBy] = component, vocabulary.ManagedBy
 			if selector.Matches(labels.Set(other)) {
 				t.Errorf("the selector also matches %s pods", component)
 			}
@@ -551,7 +553,7 @@ func envoyMetrics(t *testing.T) map[string]bool {
 		t.Fatal(err)
 	}
 	routing, err := envoy.FarmRouting(farm, map[string]model.Pool{"www": pool},
-		envoy.Backends{envoy.PoolCluster("www"): {{Address: "127.0.0.1", Port: 9}}})
+		endpoints.Backends{vocabulary.PoolCluster("www"): {{Address: "127.0.0.1", Port: 9}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,7 +562,7 @@ func envoyMetrics(t *testing.T) map[string]bool {
 		t.Fatal(err)
 	}
 	t.Cleanup(fe.Stop)
-	resp, err := http.Get(fe.AdminURL + envoy.MetricsPath)
+	resp, err := http.Get(fe.AdminURL + vocabulary.FrontendMetricsPath)
 	if err != nil {
 		t.Fatal(err)
 	}

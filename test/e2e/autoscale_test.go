@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"webfarm.dev/operator/internal/collect/autoscaler"
+	"webfarm.dev/operator/internal/vocabulary"
 	"webfarm.dev/operator/test/e2e/framework"
 )
 
@@ -89,8 +89,8 @@ func computedWorkers(c capacityFigures) int {
 func TestAnAutoscaledPoolFollowsItsLoadInCyclesPerRequest(t *testing.T) {
 	ns := cluster.Namespace(t)
 	node := strings.TrimSpace(cluster.Run(t, "get", "nodes", "-o", "jsonpath={.items[0].metadata.name}"))
-	cluster.Run(t, "label", "node", node, "--overwrite", fmt.Sprintf("%s=%d", autoscaler.NodeMHzLabel, autoscaleNodeMHz))
-	t.Cleanup(func() { cluster.Run(t, "label", "node", node, autoscaler.NodeMHzLabel+"-") })
+	cluster.Run(t, "label", "node", node, "--overwrite", fmt.Sprintf("%s=%d", vocabulary.NodeMHzLabel, autoscaleNodeMHz))
+	t.Cleanup(func() { cluster.Run(t, "label", "node", node, vocabulary.NodeMHzLabel+"-") })
 	cluster.Apply(t, ns, autoscaleFarm)
 	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/elastic", "apppool/elastic")
 	client := cluster.ClientPod(t, ns)

@@ -12,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"webfarm.dev/operator/internal/cacheagent"
-	"webfarm.dev/operator/internal/render/nginx"
+	"webfarm.dev/operator/internal/vocabulary"
 	"webfarm.dev/operator/test/e2e/framework"
 )
 
@@ -129,8 +128,8 @@ func TestACachedRouteIsServedFromTheCacheTierUntilItsContentChanges(t *testing.T
 		if len(pods) == 0 {
 			t.Fatal("no cache pod")
 		}
-		for _, r := range []struct{ method, path string }{{http.MethodGet, cacheagent.StatsPath}, {http.MethodPost, cacheagent.PurgePath}} {
-			req, err := http.NewRequest(r.method, "http://"+net.JoinHostPort(pods[0].IP, strconv.Itoa(nginx.AgentAdminPort))+r.path, nil)
+		for _, r := range []struct{ method, path string }{{http.MethodGet, vocabulary.AgentStatsPath}, {http.MethodPost, vocabulary.AgentPurgePath}} {
+			req, err := http.NewRequest(r.method, "http://"+net.JoinHostPort(pods[0].IP, strconv.Itoa(vocabulary.AgentAdminPort))+r.path, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

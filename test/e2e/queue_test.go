@@ -16,6 +16,7 @@ import (
 
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/internal/vocabulary"
 	"webfarm.dev/operator/test/e2e/framework"
 )
 
@@ -112,9 +113,9 @@ func TestABurstBeyondAPoolsQueueGets503AtOnce(t *testing.T) {
 		if len(frontends) != 1 {
 			t.Fatalf("frontend pods %v, want 1", frontends)
 		}
-		stats := fmt.Sprintf("http://%s:%d%s", frontends[0].IP, envoy.StatusPort, envoy.MetricsPath)
+		stats := fmt.Sprintf("http://%s:%d%s", frontends[0].IP, vocabulary.FrontendStatusPort, vocabulary.FrontendMetricsPath)
 		framework.Eventually(t, 10*time.Second, func() error {
-			got, err := envoyCounter(stats, "envoy_cluster_upstream_rq_pending_overflow", fmt.Sprintf("envoy_cluster_name=%q", envoy.PoolCluster("slow")))
+			got, err := envoyCounter(stats, "envoy_cluster_upstream_rq_pending_overflow", fmt.Sprintf("envoy_cluster_name=%q", vocabulary.PoolCluster("slow")))
 			if err != nil {
 				return err
 			}
@@ -217,10 +218,10 @@ func TestARequestThatWaitsLongerThanTheQueueTimeoutGets503(t *testing.T) {
 		if len(frontends) != 1 {
 			t.Fatalf("frontend pods %v, want 1", frontends)
 		}
-		stats := fmt.Sprintf("http://%s:%d%s", frontends[0].IP, envoy.StatusPort, envoy.MetricsPath)
+		stats := fmt.Sprintf("http://%s:%d%s", frontends[0].IP, vocabulary.FrontendStatusPort, vocabulary.FrontendMetricsPath)
 		framework.Eventually(t, 10*time.Second, func() error {
 			got, err := envoyCounter(stats, "envoy_cluster_upstream_rq",
-				fmt.Sprintf("envoy_response_code=%q", strconv.Itoa(model.QueueTimeoutStatus)), fmt.Sprintf("envoy_cluster_name=%q", envoy.PoolCluster("waits")))
+				fmt.Sprintf("envoy_response_code=%q", strconv.Itoa(model.QueueTimeoutStatus)), fmt.Sprintf("envoy_cluster_name=%q", vocabulary.PoolCluster("waits")))
 			if err != nil {
 				return err
 			}

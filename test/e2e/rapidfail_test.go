@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/internal/vocabulary"
 	"webfarm.dev/operator/test/e2e/framework"
 )
 
@@ -102,8 +102,8 @@ func TestRapidFailProtectionStopsAPoolAndARestartBringsItBack(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if r.Status != http.StatusServiceUnavailable || r.Body != envoy.PoolStoppedBody {
-			return fmt.Errorf("GET /fragile/: %d %q, want 503 %q", r.Status, r.Body, envoy.PoolStoppedBody)
+		if r.Status != http.StatusServiceUnavailable || r.Body != vocabulary.PoolStoppedBody {
+			return fmt.Errorf("GET /fragile/: %d %q, want 503 %q", r.Status, r.Body, vocabulary.PoolStoppedBody)
 		}
 		rejectedAt = time.Now()
 		return nil
@@ -157,7 +157,7 @@ func TestRapidFailProtectionStopsAPoolAndARestartBringsItBack(t *testing.T) {
 		}()
 		// Let the load meet the stopped pool first: 100 of the frontend's 503s.
 		frontends := cluster.Pods(t, ns, "app.kubernetes.io/instance=guarded,app.kubernetes.io/component=frontend")
-		stats := fmt.Sprintf("http://%s:%d%s", frontends[0].IP, envoy.StatusPort, envoy.MetricsPath)
+		stats := fmt.Sprintf("http://%s:%d%s", frontends[0].IP, vocabulary.FrontendStatusPort, vocabulary.FrontendMetricsPath)
 		rejected := func() int {
 			n, _ := envoyCounter(stats, "envoy_http_downstream_rq_xx", `envoy_response_code_class="5"`, `envoy_http_conn_manager_prefix="farm"`)
 			return n
@@ -309,8 +309,8 @@ func TestBurstsOf5xxCountAsWorkerFailures(t *testing.T) {
 	}
 	framework.Eventually(t, 10*time.Second, func() error {
 		r, err := framework.HTTPGet(front+"/", host)
-		if err != nil || r.Status != http.StatusServiceUnavailable || r.Body != envoy.PoolStoppedBody {
-			return fmt.Errorf("GET /: %d %q %v, want 503 %q", r.Status, r.Body, err, envoy.PoolStoppedBody)
+		if err != nil || r.Status != http.StatusServiceUnavailable || r.Body != vocabulary.PoolStoppedBody {
+			return fmt.Errorf("GET /: %d %q %v, want 503 %q", r.Status, r.Body, err, vocabulary.PoolStoppedBody)
 		}
 		return nil
 	})
@@ -384,8 +384,8 @@ func TestTheCPUMonitorReportsOrStopsAPoolOverItsLimit(t *testing.T) {
 		t.Logf("stopped %s after the load began", time.Since(started).Round(time.Second))
 		framework.Eventually(t, 10*time.Second, func() error {
 			r, err := framework.HTTPGet(front+"/stop/", host)
-			if err != nil || r.Status != http.StatusServiceUnavailable || r.Body != envoy.PoolStoppedBody {
-				return fmt.Errorf("GET /stop/: %d %q %v, want 503 %q", r.Status, r.Body, err, envoy.PoolStoppedBody)
+			if err != nil || r.Status != http.StatusServiceUnavailable || r.Body != vocabulary.PoolStoppedBody {
+				return fmt.Errorf("GET /stop/: %d %q %v, want 503 %q", r.Status, r.Body, err, vocabulary.PoolStoppedBody)
 			}
 			return nil
 		})

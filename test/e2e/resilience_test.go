@@ -29,6 +29,7 @@ import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/vocabulary"
 	"webfarm.dev/operator/test/e2e/framework"
 )
 
@@ -175,7 +176,7 @@ func TestTheOperatorConvergesThroughFaults(t *testing.T) {
 
 	must(t.Run("a rival's writes to what the operator owns in a pool's children are undone, and its own fields are kept", func(t *testing.T) {
 		ctx := t.Context()
-		key := client.ObjectKey{Namespace: ns, Name: k8s.PoolName(crowdPool(2))}
+		key := client.ObjectKey{Namespace: ns, Name: vocabulary.PoolName(crowdPool(2))}
 		var config corev1.ConfigMap
 		if err := cl.Get(ctx, key, &config); err != nil {
 			t.Fatal(err)
@@ -272,7 +273,7 @@ func TestTheOperatorConvergesThroughFaults(t *testing.T) {
 		t.Cleanup(func() { cluster.ScalePrometheus(t, 1) }) // also when a check below fails: the tests after this need it
 		expectMetricsCondition(t, cl, ns, "auto", metav1.ConditionFalse, v1.ReasonMetricsUnavailable, time.Minute)
 		var workers appsv1.Deployment
-		if err := cl.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: k8s.PoolName("auto")}, &workers); err != nil {
+		if err := cl.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: vocabulary.PoolName("auto")}, &workers); err != nil {
 			t.Fatal(err)
 		}
 		if workers.Spec.Replicas == nil || *workers.Spec.Replicas != 1 {
@@ -397,7 +398,7 @@ func crowdReconciled(t *testing.T, cl client.Client, ns string) int {
 func crowdDeployments(t *testing.T, cl client.Client, ns string) int {
 	t.Helper()
 	var deployments appsv1.DeploymentList
-	if err := cl.List(context.Background(), &deployments, client.InNamespace(ns), client.MatchingLabels{k8s.LabelManagedBy: k8s.ManagedBy}); err != nil {
+	if err := cl.List(context.Background(), &deployments, client.InNamespace(ns), client.MatchingLabels{vocabulary.LabelManagedBy: vocabulary.ManagedBy}); err != nil {
 		t.Fatal(err)
 	}
 	n := 0
@@ -458,7 +459,7 @@ func expectExactChildren(t *testing.T, cl client.Client, ns string) {
 		"ConfigMap": &corev1.ConfigMapList{}, "Deployment": &appsv1.DeploymentList{}, "PodDisruptionBudget": &policyv1.PodDisruptionBudgetList{},
 		"Service": &corev1.ServiceList{}, "ServiceAccount": &corev1.ServiceAccountList{},
 	} {
-		if err := cl.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{k8s.LabelManagedBy: k8s.ManagedBy}); err != nil {
+		if err := cl.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{vocabulary.LabelManagedBy: vocabulary.ManagedBy}); err != nil {
 			t.Fatal(err)
 		}
 		if err := meta.EachListItem(list, func(o runtime.Object) error {
@@ -516,7 +517,7 @@ func expectOneReplicaSetPerCrowdPool(t *testing.T, cl client.Client, ns string) 
 		}
 		var wrong []string
 		for i := range crowdPools {
-			if name := k8s.PoolName(crowdPool(i)); perDeployment[name] != 1 {
+			if name := vocabulary.PoolName(crowdPool(i)); perDeployment[name] != 1 {
 				wrong = append(wrong, fmt.Sprintf("%s has %d", name, perDeployment[name]))
 			}
 		}

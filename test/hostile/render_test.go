@@ -21,12 +21,14 @@ import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/controllers"
 	applier "webfarm.dev/operator/internal/apply"
+	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
 	k8srender "webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/testutil"
 	"webfarm.dev/operator/internal/testutil/localenvoy"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // rendered is everything the controllers would write for the objects of one
@@ -207,16 +209,16 @@ func renderNamespace(t *testing.T, api client.Client, ns string) *rendered {
 		// The routing controller: the farm's pools that exist and resolve,
 		// each existing pool's and cache tier's workers as endpoints.
 		farmPools := map[string]model.Pool{}
-		backends := envoy.Backends{}
+		backends := endpoints.Backends{}
 		for j, n := range f.Pools {
 			if p, ok := r.pools[n]; ok {
 				farmPools[n] = p
-				backends[envoy.PoolCluster(n)] = []envoy.Endpoint{{Address: fmt.Sprintf("10.244.%d.%d", j/250, j%250+1), Port: nginx.HTTPPort}}
+				backends[vocabulary.PoolCluster(n)] = []endpoints.Endpoint{{Address: fmt.Sprintf("10.244.%d.%d", j/250, j%250+1), Port: nginx.HTTPPort}}
 			}
 		}
 		for j, n := range f.CachePolicies {
 			if _, ok := r.caches[n]; ok {
-				backends[envoy.CacheCluster(n)] = []envoy.Endpoint{{Address: fmt.Sprintf("10.245.%d.%d", j/250, j%250+1), Port: nginx.HTTPPort}}
+				backends[vocabulary.CacheCluster(n)] = []endpoints.Endpoint{{Address: fmt.Sprintf("10.245.%d.%d", j/250, j%250+1), Port: nginx.HTTPPort}}
 			}
 		}
 		routing, err := envoy.FarmRouting(f, farmPools, backends)

@@ -29,13 +29,8 @@ import (
 	"webfarm.dev/operator/internal/metrics"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/observations"
-	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/vocabulary"
 )
-
-// NodeMHzLabel on a Node gives the clock rate of its processors in MHz, so
-// that the autoscaler counts a worker's CPU in cycles (seed 000's
-// megacycles); nodes without it count at the operator's default.
-const NodeMHzLabel = "webfarm.dev/cpu-mhz"
 
 // Default Prometheus queries of the autoscaler. Each is a Go template given
 // the pool's .Namespace and .Pool (DNS labels: nothing in them needs
@@ -68,7 +63,7 @@ type Options struct {
 	Interval time.Duration
 	// RequestsQuery and CPUQuery are Prometheus query templates; empty: the defaults.
 	RequestsQuery, CPUQuery string
-	// DefaultNodeMHz is the clock rate of a node without the NodeMHzLabel
+	// DefaultNodeMHz is the clock rate of a node without the vocabulary.NodeMHzLabel
 	// (0: DefaultNodeMHz).
 	DefaultNodeMHz float64
 }
@@ -80,7 +75,7 @@ type Autoscaler struct {
 	Interval   time.Duration
 	// RequestsQuery and CPUQuery are templates (see DefaultRequestsQuery).
 	RequestsQuery, CPUQuery *template.Template
-	// DefaultMHz is the clock rate of a node without NodeMHzLabel.
+	// DefaultMHz is the clock rate of a node without vocabulary.NodeMHzLabel.
 	DefaultMHz float64
 	// FarmsByPool is the field index of WebFarms by the pools their routes name.
 	FarmsByPool  string
@@ -189,7 +184,7 @@ func policyOf(p model.Pool, defaultMHz float64) autoscale.Policy {
 		ForecastRequestsPerSecond: a.ForecastRequestsPerSecond,
 		StabilizationWindow:       a.StabilizationWindow,
 		FallbackReplicas:          a.FallbackReplicas,
-		ReplicaCores:              float64(k8s.WorkerCPUMilli(p)) / 1000,
+		ReplicaCores:              float64(p.WorkerCPUMilli()) / 1000,
 		DefaultMHz:                defaultMHz,
 		ScaleUpLead:               scaleUpLead,
 	}
@@ -203,7 +198,7 @@ const scaleUpLead = 2 * time.Minute
 // currentReplicas is the workers the pool's Deployment asks for.
 func (a *Autoscaler) currentReplicas(ctx context.Context, key types.NamespacedName) (int32, error) {
 	var d appsv1.Deployment
-	if err := a.Client.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: k8s.PoolName(key.Name)}, &d); err != nil {
+	if err := a.Client.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: vocabulary.PoolName(key.Name)}, &d); err != nil {
 		return 0, err
 	}
 	if d.Spec.Replicas == nil {
@@ -218,7 +213,7 @@ func (a *Autoscaler) currentReplicas(ctx context.Context, key types.NamespacedNa
 // without a series makes the observation incomplete.
 func (a *Autoscaler) observe(ctx context.Context, p *v1.AppPool) autoscale.Observation {
 	o := autoscale.Observation{At: time.Now(), Complete: true}
-	workers, err := a.readyPods(ctx, p.Namespace, map[string]string{k8s.LabelComponent: k8s.ComponentPool, k8s.LabelInstance: p.Name})
+	workers, err := a.readyPods(ctx, p.Namespace, map[string]string{vocabulary.LabelComponent: vocabulary.ComponentPool, vocabulary.LabelInstance: p.Name})
 	if err != nil {
 		o.Err = err
 		return o
@@ -261,7 +256,7 @@ func (a *Autoscaler) observe(ctx context.Context, p *v1.AppPool) autoscale.Obser
 // readyPods lists a namespace's ready pods of the operator with the given labels.
 func (a *Autoscaler) readyPods(ctx context.Context, namespace string, labels map[string]string) ([]corev1.Pod, error) {
 	var pods corev1.PodList
-	match := client.MatchingLabels{k8s.LabelManagedBy: k8s.ManagedBy}
+	match := client.MatchingLabels{vocabulary.LabelManagedBy: vocabulary.ManagedBy}
 	for k, v := range labels {
 		match[k] = v
 	}
@@ -285,7 +280,7 @@ func (a *Autoscaler) poolFrontends(ctx context.Context, p *v1.AppPool) ([]corev1
 	}
 	var out []corev1.Pod
 	for _, f := range farms.Items {
-		pods, err := a.readyPods(ctx, p.Namespace, map[string]string{k8s.LabelComponent: k8s.ComponentFrontend, k8s.LabelInstance: f.Name})
+		pods, err := a.readyPods(ctx, p.Namespace, map[string]string{vocabulary.LabelComponent: vocabulary.ComponentFrontend, vocabulary.LabelInstance: f.Name})
 		if err != nil {
 			return nil, err
 		}
@@ -300,7 +295,7 @@ func (a *Autoscaler) nodeMHz(ctx context.Context, name string) float64 {
 	if name == "" || a.Client.Get(ctx, types.NamespacedName{Name: name}, &n) != nil {
 		return a.DefaultMHz
 	}
-	if mhz, err := strconv.ParseFloat(n.Labels[NodeMHzLabel], 64); err == nil && mhz > 0 && !math.IsInf(mhz, 0) {
+	if mhz, err := strconv.ParseFloat(n.Labels[vocabulary.NodeMHzLabel], 64); err == nil && mhz > 0 && !math.IsInf(mhz, 0) {
 		return mhz
 	}
 	return a.DefaultMHz

@@ -5,25 +5,22 @@ package cachestats
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
-	"webfarm.dev/operator/internal/cacheagent"
+	"webfarm.dev/operator/internal/cacheadmin"
 	"webfarm.dev/operator/internal/collect"
 	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/metrics"
 	"webfarm.dev/operator/internal/observations"
-	"webfarm.dev/operator/internal/render/k8s"
-	"webfarm.dev/operator/internal/render/nginx"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // The operator's figures of each cache tier, read from the agents beside its
@@ -51,15 +48,15 @@ type CacheStats struct {
 	Client         client.Client
 	Interval       time.Duration
 	StatusInterval time.Duration
-	// Agents reads the agents' counters (Port 0: nginx.AgentAdminPort).
-	Agents       cacheagent.Client
+	// Agents reads the agents' counters (Port 0: vocabulary.AgentAdminPort).
+	Agents       cacheadmin.Client
 	Observations *observations.Store
 	// Policies names the policies whose figures are due for their status.
 	Policies *observations.Notifier
 
 	baselined bool // see frontendstats: the first reading of a new leader is a baseline
 	mu        sync.Mutex
-	last      map[types.UID]cacheagent.Stats
+	last      map[types.UID]vocabulary.AgentStats
 	published map[types.NamespacedName]time.Time
 }
 
@@ -71,10 +68,10 @@ func (s *CacheStats) NeedLeaderElection() bool { return true }
 
 // Start reads the agents until ctx ends.
 func (s *CacheStats) Start(ctx context.Context) error {
-	s.last = map[types.UID]cacheagent.Stats{}
+	s.last = map[types.UID]vocabulary.AgentStats{}
 	s.published = map[types.NamespacedName]time.Time{}
 	if s.Agents.Port == 0 {
-		s.Agents.Port = nginx.AgentAdminPort
+		s.Agents.Port = vocabulary.AgentAdminPort
 	}
 	return collect.Every(ctx, s.Interval, s.collect)
 }
@@ -82,7 +79,7 @@ func (s *CacheStats) Start(ctx context.Context) error {
 func (s *CacheStats) collect(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx).WithName("cache-stats")
 	var pods corev1.PodList
-	if err := s.Client.List(ctx, &pods, client.MatchingLabels{k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelComponent: k8s.ComponentCache}); err != nil {
+	if err := s.Client.List(ctx, &pods, client.MatchingLabels{vocabulary.LabelManagedBy: vocabulary.ManagedBy, vocabulary.LabelComponent: vocabulary.ComponentCache}); err != nil {
 		log.Error(err, "listing cache pods")
 		return
 	}
@@ -96,11 +93,11 @@ func (s *CacheStats) collect(ctx context.Context) {
 		if pod.Status.PodIP == "" || pod.DeletionTimestamp != nil || !health.PodReady(&pod) {
 			continue
 		}
-		key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Labels[k8s.LabelInstance]}
+		key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Labels[vocabulary.LabelInstance]}
 		token, known := tokens[key]
 		if !known {
 			var err error
-			if token, err = AgentToken(ctx, s.Client, key.Namespace, key.Name); err != nil {
+			if token, err = cacheadmin.AgentToken(ctx, s.Client, key.Namespace, key.Name); err != nil {
 				log.Error(err, "reading a cache tier's agent token", "cachepolicy", key.String())
 				continue
 			}
@@ -132,7 +129,7 @@ func (s *CacheStats) collect(ctx context.Context) {
 		s.last[pod.UID] = now
 	}
 	s.baselined = true
-	maps.DeleteFunc(s.last, func(uid types.UID, _ cacheagent.Stats) bool { return !listed[uid] })
+	maps.DeleteFunc(s.last, func(uid types.UID, _ vocabulary.AgentStats) bool { return !listed[uid] })
 	// Tiers gone (or without a ready pod) start afresh.
 	maps.DeleteFunc(s.published, func(key types.NamespacedName, _ time.Time) bool { return current[key] == nil })
 	for key, u := range current {
@@ -149,7 +146,7 @@ func (s *CacheStats) collect(ctx context.Context) {
 
 // counterGrowth is what an agent counted since its previous reading (all of
 // it when the agent restarted: its counters start again at zero).
-func counterGrowth(before, now cacheagent.Stats) v1.CacheCounters {
+func counterGrowth(before, now vocabulary.AgentStats) v1.CacheCounters {
 	d := func(a, b int64) int64 {
 		if b < a {
 			return b
@@ -160,21 +157,4 @@ func counterGrowth(before, now cacheagent.Stats) v1.CacheCounters {
 		Hits: d(before.Hits, now.Hits), Misses: d(before.Misses, now.Misses), Bypasses: d(before.Bypasses, now.Bypasses),
 		Stored: d(before.Stored, now.Stored), Evicted: d(before.Evicted, now.Evicted), Flushed: d(before.Flushed, now.Flushed),
 	}
-}
-
-// AgentToken is the admin token of a policy's cache tier, read from its
-// ConfigMap; "" while there is none (no tier yet, or a file someone broke).
-func AgentToken(ctx context.Context, c client.Reader, namespace, policy string) (string, error) {
-	var cm corev1.ConfigMap
-	switch err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: k8s.CacheName(policy)}, &cm); {
-	case apierrors.IsNotFound(err):
-		return "", nil
-	case err != nil:
-		return "", err
-	}
-	var cfg cacheagent.Config
-	if err := json.Unmarshal([]byte(cm.Data[nginx.AgentConfigFile]), &cfg); err != nil || len(cfg.AdminToken) < cacheagent.MinAdminTokenLength {
-		return "", nil
-	}
-	return cfg.AdminToken, nil
 }

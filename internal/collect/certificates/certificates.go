@@ -21,8 +21,7 @@ import (
 	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/observations"
-	"webfarm.dev/operator/internal/render/envoy"
-	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // Certificates reads, every Interval, the ready frontends of each farm with
@@ -33,7 +32,7 @@ type Certificates struct {
 	Platform model.Platform
 	Interval time.Duration
 	HTTP     *http.Client
-	// Port is the frontends' status port (0: envoy.StatusPort).
+	// Port is the frontends' status port (0: vocabulary.FrontendStatusPort).
 	Port         int
 	Observations *observations.Store
 	// Farms names the farms whose certificates changed.
@@ -73,7 +72,7 @@ func (c *Certificates) checkFarm(ctx context.Context, f *v1.WebFarm) error {
 	}
 	var pods corev1.PodList
 	if err := c.Client.List(ctx, &pods, client.InNamespace(f.Namespace), client.MatchingLabels{
-		k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelComponent: k8s.ComponentFrontend, k8s.LabelInstance: f.Name,
+		vocabulary.LabelManagedBy: vocabulary.ManagedBy, vocabulary.LabelComponent: vocabulary.ComponentFrontend, vocabulary.LabelInstance: f.Name,
 	}); err != nil {
 		return err
 	}
@@ -104,8 +103,8 @@ func (c *Certificates) store(farm client.ObjectKey, frontends observations.Front
 func (c *Certificates) read(ctx context.Context, ip string) (map[string]envoystats.Certificate, error) {
 	port := c.Port
 	if port == 0 {
-		port = envoy.StatusPort
+		port = vocabulary.FrontendStatusPort
 	}
-	url := fmt.Sprintf("http://%s:%d%s?%s", ip, port, envoy.MetricsPath, envoystats.CertificateQuery)
+	url := fmt.Sprintf("http://%s:%d%s?%s", ip, port, vocabulary.FrontendMetricsPath, envoystats.CertificateQuery)
 	return collect.Get(ctx, c.HTTP, url, envoystats.Certificates)
 }

@@ -21,7 +21,7 @@ import (
 	"webfarm.dev/operator/internal/metrics"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/observations"
-	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 var poolCPUPercent = metrics.PoolGauge("webfarm_pool_cpu_percent",
@@ -95,7 +95,7 @@ func (m *CPUMonitor) check(ctx context.Context) error {
 func (m *CPUMonitor) poolCores(ctx context.Context, p v1.AppPool, used map[types.NamespacedName]float64) (usedCores, limitCores float64, err error) {
 	var pods corev1.PodList
 	if err := m.Client.List(ctx, &pods, client.InNamespace(p.Namespace), client.MatchingLabels{
-		k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelComponent: k8s.ComponentPool, k8s.LabelInstance: p.Name,
+		vocabulary.LabelManagedBy: vocabulary.ManagedBy, vocabulary.LabelComponent: vocabulary.ComponentPool, vocabulary.LabelInstance: p.Name,
 	}); err != nil {
 		return 0, 0, err
 	}

@@ -25,8 +25,7 @@ import (
 	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/metrics"
 	"webfarm.dev/operator/internal/observations"
-	"webfarm.dev/operator/internal/render/envoy"
-	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // The operator's own figures of each pool, read from its farms' Envoy
@@ -90,7 +89,7 @@ func (s *FrontendStats) collect(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx).WithName("frontend-stats")
 	var pods corev1.PodList
 	if err := s.Client.List(ctx, &pods, client.MatchingLabels{
-		k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelComponent: k8s.ComponentFrontend,
+		vocabulary.LabelManagedBy: vocabulary.ManagedBy, vocabulary.LabelComponent: vocabulary.ComponentFrontend,
 	}); err != nil {
 		log.Error(err, "listing frontend pods")
 		return
@@ -216,6 +215,6 @@ func errorBurst(t *poolTotals, interval time.Duration, now time.Time) (health.Fa
 
 // read fetches one frontend's pool figures from its status port.
 func (s *FrontendStats) read(ctx context.Context, ip string) (map[string]envoystats.Pool, error) {
-	url := fmt.Sprintf("http://%s:%d%s?%s", ip, envoy.StatusPort, envoy.MetricsPath, envoystats.Query)
+	url := fmt.Sprintf("http://%s:%d%s?%s", ip, vocabulary.FrontendStatusPort, vocabulary.FrontendMetricsPath, envoystats.Query)
 	return collect.Get(ctx, s.HTTP, url, envoystats.Parse)
 }

@@ -18,7 +18,7 @@ import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/collect/prometheus"
 	"webfarm.dev/operator/internal/observations"
-	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // WorkerMemory reads the workers' memory every Interval. Leader only; the
@@ -81,7 +81,7 @@ func (m *WorkerMemory) read(ctx context.Context) error {
 // poolOfWorker is the pool a worker pod's name belongs to: its Deployment
 // is "<pool>-pool" and the pod "<pool>-pool-<hash>-<suffix>".
 func poolOfWorker(pod string) (string, bool) {
-	i := strings.LastIndex(pod, k8s.PoolName("")+"-")
+	i := strings.LastIndex(pod, vocabulary.PoolName("")+"-")
 	if i <= 0 {
 		return "", false
 	}

@@ -20,6 +20,7 @@ import (
 	"webfarm.dev/operator/internal/testutil"
 	"webfarm.dev/operator/internal/testutil/localcache"
 	"webfarm.dev/operator/internal/testutil/localenvoy"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // These tests read the access log of the frontend the operator renders (real
@@ -265,7 +266,7 @@ func TestTheAccessLogSaysWhatThePoolsQueueDidWithEachRequest(t *testing.T) {
 		go request(fmt.Sprintf("/queued-%d", i))
 	}
 	testutil.Eventually(t, 10*time.Second, func() error {
-		waiting, err := fe.Counter("cluster." + envoy.PoolCluster("web") + ".upstream_rq_pending_active")
+		waiting, err := fe.Counter("cluster." + vocabulary.PoolCluster("web") + ".upstream_rq_pending_active")
 		if err != nil || waiting != 10 {
 			return fmt.Errorf("%d requests in the queue (%v), want 10", waiting, err)
 		}

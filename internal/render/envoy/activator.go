@@ -11,7 +11,9 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // On-demand start (IIS's idle shutdown and demand start): a pool that starts
@@ -27,7 +29,7 @@ const (
 
 // routedToActivator: the pool's routes go to the activator now. A pool
 // scaled to zero by hand (not idle) is not started by a request.
-func routedToActivator(f model.Farm, p model.Pool, b Backends) bool {
+func routedToActivator(f model.Farm, p model.Pool, b endpoints.Backends) bool {
 	scaledToZero := p.Replicas != nil && *p.Replicas == 0 && !p.Idle
 	if !p.OnDemandStart || p.Stopped || scaledToZero || f.Platform.ActivatorPort == 0 {
 		return false
@@ -36,8 +38,8 @@ func routedToActivator(f model.Farm, p model.Pool, b Backends) bool {
 }
 
 // hasReadyWorker: the pool has an endpoint Envoy may send a new request to.
-func hasReadyWorker(p model.Pool, b Backends) bool {
-	return slices.ContainsFunc(b[PoolCluster(p.Name)], func(e Endpoint) bool { return e.State == EndpointReady })
+func hasReadyWorker(p model.Pool, b endpoints.Backends) bool {
+	return slices.ContainsFunc(b[vocabulary.PoolCluster(p.Name)], func(e endpoints.Endpoint) bool { return e.State == endpoints.Ready })
 }
 
 // unavailable: the pool can serve no request and nothing starts it (stopped,

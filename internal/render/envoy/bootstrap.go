@@ -27,15 +27,14 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
-// Ports the Kubernetes renderer exposes and probes.
+// Ports the Kubernetes renderer exposes and probes (the status listener's
+// port and paths are vocabulary.FrontendStatusPort and its paths).
 const (
 	HTTPPort         = 8080  // the farm's traffic (listener delivered over xDS)
-	StatusPort       = 19001 // /ready and /stats/prometheus only
 	AdminPort        = 19000 // loopback only: the admin interface can stop Envoy
-	ReadyPath        = "/ready"
-	MetricsPath      = "/stats/prometheus"
 	xdsClusterName   = "xds"
 	adminClusterName = "admin"
 	// maxDownstreamConnections caps client connections per Envoy (overload manager).
@@ -131,7 +130,7 @@ func statusListener() *listenerv3.Listener {
 			VirtualHosts: []*routev3.VirtualHost{{
 				Name:    "status",
 				Domains: []string{"*"},
-				Routes:  []*routev3.Route{route(ReadyPath), route(MetricsPath)},
+				Routes:  []*routev3.Route{route(vocabulary.FrontendReadyPath), route(vocabulary.FrontendMetricsPath)},
 			}},
 		}},
 		HttpFilters: []*hcmv3.HttpFilter{{
@@ -141,7 +140,7 @@ func statusListener() *listenerv3.Listener {
 	}
 	return &listenerv3.Listener{
 		Name:    "status",
-		Address: socketAddress("0.0.0.0", StatusPort),
+		Address: socketAddress("0.0.0.0", vocabulary.FrontendStatusPort),
 		FilterChains: []*listenerv3.FilterChain{{
 			Filters: []*listenerv3.Filter{{
 				Name:       "envoy.filters.network.http_connection_manager",

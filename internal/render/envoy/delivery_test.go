@@ -18,10 +18,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/testutil"
 	"webfarm.dev/operator/internal/testutil/localenvoy"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // These tests run the frontend the operator renders (real Envoy) in front of
@@ -145,7 +147,7 @@ func startFrontend(t *testing.T, wf *v1.WebFarm, workers map[string][]int, specs
 	if err != nil {
 		t.Fatal(err)
 	}
-	pools, backends := map[string]model.Pool{}, envoy.Backends{}
+	pools, backends := map[string]model.Pool{}, endpoints.Backends{}
 	for name, ports := range workers {
 		spec, ok := specs[name]
 		if !ok {
@@ -157,18 +159,18 @@ func startFrontend(t *testing.T, wf *v1.WebFarm, workers map[string][]int, specs
 		}
 		pools[name] = pool
 		for _, port := range ports {
-			backends[envoy.PoolCluster(name)] = append(backends[envoy.PoolCluster(name)], envoy.Endpoint{Address: "127.0.0.1", Port: uint32(port)})
+			backends[vocabulary.PoolCluster(name)] = append(backends[vocabulary.PoolCluster(name)], endpoints.Endpoint{Address: "127.0.0.1", Port: uint32(port)})
 		}
 	}
 	for policy, port := range caches {
-		backends[envoy.CacheCluster(policy)] = []envoy.Endpoint{{Address: "127.0.0.1", Port: uint32(port)}}
+		backends[vocabulary.CacheCluster(policy)] = []endpoints.Endpoint{{Address: "127.0.0.1", Port: uint32(port)}}
 	}
 	return runFrontend(t, farm, pools, backends)
 }
 
 // runFrontend renders the farm's routing to these backends and runs the
 // real Envoy with it on loopback until the test ends.
-func runFrontend(t *testing.T, farm model.Farm, pools map[string]model.Pool, backends envoy.Backends) *localenvoy.Frontend {
+func runFrontend(t *testing.T, farm model.Farm, pools map[string]model.Pool, backends endpoints.Backends) *localenvoy.Frontend {
 	t.Helper()
 	routing, err := envoy.FarmRouting(farm, pools, backends)
 	if err != nil {

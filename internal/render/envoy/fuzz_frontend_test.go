@@ -11,7 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // FuzzFrontendSecurity builds a WebFarm whose front door is fuzzed (a
@@ -112,7 +114,7 @@ func FuzzFrontendSecurity(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, rendered := renderAndCheck(t, farm, map[string]model.Pool{"web": pool}, Backends{PoolCluster("web"): {{Address: "10.244.0.12", Port: 8080}}}, admitted)
+		r, rendered := renderAndCheck(t, farm, map[string]model.Pool{"web": pool}, endpoints.Backends{vocabulary.PoolCluster("web"): {{Address: "10.244.0.12", Port: 8080}}}, admitted)
 		if !rendered {
 			return
 		}

@@ -15,8 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // FuzzFarmRouting builds a WebFarm and its AppPools from fuzzed fields,
@@ -108,13 +110,13 @@ func FuzzFarmRouting(f *testing.F) {
 
 		pools := map[string]model.Pool{}
 		var appPools []*v1.AppPool
-		backends := Backends{}
-		endpoints := func() []Endpoint {
+		backends := endpoints.Backends{}
+		someEndpoints := func() []endpoints.Endpoint {
 			// Endpoint addresses come from EndpointSlices: always IPs.
 			if net.ParseIP(address) == nil {
 				return nil
 			}
-			return []Endpoint{{Address: address, Port: uint32(port)}}
+			return []endpoints.Endpoint{{Address: address, Port: uint32(port)}}
 		}
 		for _, n := range farm.Pools {
 			ap := &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: namespace}, Spec: v1.AppPoolSpec{
@@ -136,11 +138,11 @@ func FuzzFarmRouting(f *testing.F) {
 			}
 			pools[n] = p
 			if !p.Idle && !p.Stopped {
-				backends[PoolCluster(n)] = endpoints()
+				backends[vocabulary.PoolCluster(n)] = someEndpoints()
 			}
 		}
 		for _, c := range farm.CachePolicies {
-			backends[CacheCluster(c)] = endpoints()
+			backends[vocabulary.CacheCluster(c)] = someEndpoints()
 		}
 
 		admitted := apiAdmitsFarm(wf) && poolsAdmitted(appPools)
@@ -154,7 +156,7 @@ func FuzzFarmRouting(f *testing.F) {
 // (every feature of the renderer has one) and no code but the renderer's
 // own; Envoy accepts the static bootstrap of an admitted farm. False when
 // FarmRouting refused the farm.
-func renderAndCheck(t *testing.T, farm model.Farm, pools map[string]model.Pool, backends Backends, admitted bool) (Routing, bool) {
+func renderAndCheck(t *testing.T, farm model.Farm, pools map[string]model.Pool, backends endpoints.Backends, admitted bool) (Routing, bool) {
 	t.Helper()
 	r, err := FarmRouting(farm, pools, backends)
 	if err != nil {

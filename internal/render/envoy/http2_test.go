@@ -23,11 +23,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/testutil"
 	"webfarm.dev/operator/internal/testutil/localenvoy"
 	"webfarm.dev/operator/internal/testutil/localpool"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // These tests send HTTP/2 and gRPC through the frontend the operator renders
@@ -63,9 +65,9 @@ func h2Frontend(t *testing.T, pool model.Pool, h2cPorts ...int) *localenvoy.Fron
 	if err != nil {
 		t.Fatal(err)
 	}
-	backends := envoy.Backends{}
+	backends := endpoints.Backends{}
 	for _, port := range h2cPorts {
-		backends[envoy.PoolCluster("api")] = append(backends[envoy.PoolCluster("api")], envoy.Endpoint{Address: "127.0.0.1", Port: uint32(port)})
+		backends[vocabulary.PoolCluster("api")] = append(backends[vocabulary.PoolCluster("api")], endpoints.Endpoint{Address: "127.0.0.1", Port: uint32(port)})
 	}
 	return runFrontend(t, farm, map[string]model.Pool{"api": pool}, backends)
 }

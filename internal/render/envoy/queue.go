@@ -25,6 +25,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // queueBreakers enforce a pool's request queue with IIS semantics on one
@@ -82,11 +83,11 @@ func share(limit, frontends int32) uint32 {
 }
 
 // Bodies of the frontend's own 503s, so that a person reading one knows
-// which limit answered.
+// which limit answered (a stopped pool's, which the activator answers too:
+// vocabulary.PoolStoppedBody).
 const (
 	QueueFullBody    = "Service Unavailable: the application pool's request queue is full.\n"
 	QueueTimeoutBody = "Service Unavailable: the request waited longer than the application pool's queue timeout.\n"
-	PoolStoppedBody  = "Service Unavailable: the application pool is stopped.\n"
 	NoWorkerBody     = "Service Unavailable: the application pool has no worker ready.\n"
 	retryAfterValue  = "1"
 )
@@ -187,7 +188,7 @@ func stoppedPoolRoute(r model.Route) *routev3.Route {
 		Match: prefixMatch(r.PathPrefix),
 		Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{
 			Status: 503,
-			Body:   &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: PoolStoppedBody}},
+			Body:   &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: vocabulary.PoolStoppedBody}},
 		}},
 	}
 }

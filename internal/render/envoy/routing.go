@@ -21,7 +21,9 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // Names of the dynamic resources a farm's Envoys receive over xDS.
@@ -29,33 +31,6 @@ const (
 	ListenerName    = "farm"
 	RouteConfigName = "farm"
 )
-
-// PoolCluster and CacheCluster name the Envoy clusters of a pool and of a
-// cache tier; a farm's snapshot is its own, so names need no namespace.
-func PoolCluster(pool string) string    { return "pool/" + pool }
-func CacheCluster(policy string) string { return "cache/" + policy }
-
-// EndpointState is what the frontend may do with an upstream address.
-type EndpointState int
-
-const (
-	// EndpointReady takes new requests.
-	EndpointReady EndpointState = iota
-	// EndpointDraining is terminating but still serving: it finishes what it
-	// has (and, with cookie affinity, its sticky clients) but takes no new
-	// clients.
-	EndpointDraining
-)
-
-// Endpoint is one upstream address (a pod's IP and serving port).
-type Endpoint struct {
-	Address string
-	Port    uint32
-	State   EndpointState
-}
-
-// Backends holds the endpoints of each cluster (PoolCluster/CacheCluster name).
-type Backends map[string][]Endpoint
 
 // Routing is everything a farm's Envoys receive over xDS, with a version
 // that changes exactly when any of it changes.
@@ -71,7 +46,7 @@ type Routing struct {
 // clusters (one per pool, one per cache tier) and their endpoints. Pools are
 // the farm's AppPools that exist, by name: a pool's queue limits come from
 // it. Pure and deterministic: the same inputs give the same Routing and version.
-func FarmRouting(f model.Farm, pools map[string]model.Pool, b Backends) (Routing, error) {
+func FarmRouting(f model.Farm, pools map[string]model.Pool, b endpoints.Backends) (Routing, error) {
 	hcm := farmHCM(f, anyQueueTimeout(f, pools))
 	r := Routing{
 		Listeners: []*listenerv3.Listener{farmListener(f, hcm)},
@@ -94,10 +69,10 @@ func FarmRouting(f model.Farm, pools map[string]model.Pool, b Backends) (Routing
 	// Cache clusters sort before pool clusters ("cache/" < "pool/"); the
 	// farm's lists are sorted.
 	for _, c := range f.CachePolicies {
-		r.add(edsCluster(CacheCluster(c), f.Affinity), b)
+		r.add(edsCluster(vocabulary.CacheCluster(c), f.Affinity), b)
 	}
 	for _, name := range f.Pools {
-		c := edsCluster(PoolCluster(name), f.Affinity)
+		c := edsCluster(vocabulary.PoolCluster(name), f.Affinity)
 		if p, ok := pools[name]; ok {
 			c.CircuitBreakers = queueBreakers(p, f.Frontend.Replicas)
 			if p.HTTP2() {
@@ -125,7 +100,7 @@ func FarmRouting(f model.Farm, pools map[string]model.Pool, b Backends) (Routing
 }
 
 // add appends a cluster and its endpoints.
-func (r *Routing) add(c *clusterv3.Cluster, b Backends) {
+func (r *Routing) add(c *clusterv3.Cluster, b endpoints.Backends) {
 	r.Clusters = append(r.Clusters, c)
 	r.Endpoints = append(r.Endpoints, loadAssignment(c.Name, b[c.Name]))
 }
@@ -243,7 +218,7 @@ func httpFilterChain(hcm *hcmv3.HttpConnectionManager) *listenerv3.FilterChain {
 // access log. Upstream responses lose any QueueHeader: only the frontend's
 // own replies carry it. A site with TLS that redirects plain HTTP has a
 // virtual host that only redirects.
-func routeConfig(f model.Farm, pools map[string]model.Pool, b Backends) *routev3.RouteConfiguration {
+func routeConfig(f model.Farm, pools map[string]model.Pool, b endpoints.Backends) *routev3.RouteConfiguration {
 	rc := emptyRouteConfig(RouteConfigName)
 	for _, s := range f.Sites {
 		if s.TLS != nil && !s.TLS.ServePlainHTTP {
@@ -264,7 +239,7 @@ func emptyRouteConfig(name string) *routev3.RouteConfiguration {
 }
 
 // siteVirtualHost serves a site's routes.
-func siteVirtualHost(f model.Farm, pools map[string]model.Pool, b Backends, s model.Site) *routev3.VirtualHost {
+func siteVirtualHost(f model.Farm, pools map[string]model.Pool, b endpoints.Backends, s model.Site) *routev3.VirtualHost {
 	vh := &routev3.VirtualHost{Name: s.Name, Domains: s.Hosts}
 	limitBandwidth(vh, s.MaxBandwidthBytesPerSecond)
 	for _, r := range s.Routes {
@@ -286,7 +261,7 @@ func siteVirtualHost(f model.Farm, pools map[string]model.Pool, b Backends, s mo
 // answered by the frontend itself, and in L4 mode so are those of a pool
 // without a ready worker (whose requests would get 503). A pool whose
 // workers take HTTP/2 has no WebSocket route.
-func siteRoutes(f model.Farm, pools map[string]model.Pool, b Backends, r model.Route) []*routev3.Route {
+func siteRoutes(f model.Farm, pools map[string]model.Pool, b endpoints.Backends, r model.Route) []*routev3.Route {
 	pool, known := pools[r.Pool]
 	switch {
 	case known && routedToActivator(f, pool, b):
@@ -357,7 +332,7 @@ const retryOn = "connect-failure,refused-stream,reset-before-request"
 
 func route(r model.Route, timeout time.Duration, affinity model.Affinity, retryConditions string, stampArrival bool) *routev3.Route {
 	action := &routev3.RouteAction{
-		ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: PoolCluster(r.Pool)},
+		ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: vocabulary.PoolCluster(r.Pool)},
 		Timeout:          durationpb.New(timeout),
 		HashPolicy:       hashPolicy(affinity),
 		RetryPolicy:      retryElsewhere(retryConditions),
@@ -372,8 +347,8 @@ func route(r model.Route, timeout time.Duration, affinity model.Affinity, retryC
 	}
 	out := &routev3.Route{Match: match, Action: &routev3.Route_Route{Route: action}, TypedPerFilterConfig: routeAffinity(affinity, r)}
 	if r.CachePolicy != "" {
-		action.ClusterSpecifier = &routev3.RouteAction_Cluster{Cluster: CacheCluster(r.CachePolicy)}
-		out.RequestHeadersToAdd = append(out.RequestHeadersToAdd, setHeader(model.PoolHeader, r.Pool))
+		action.ClusterSpecifier = &routev3.RouteAction_Cluster{Cluster: vocabulary.CacheCluster(r.CachePolicy)}
+		out.RequestHeadersToAdd = append(out.RequestHeadersToAdd, setHeader(vocabulary.PoolHeader, r.Pool))
 	}
 	if stampArrival {
 		// Milliseconds since the epoch, as the worker's script reads them.
@@ -436,9 +411,9 @@ func edsCluster(name string, affinity model.Affinity) *clusterv3.Cluster {
 
 // loadAssignment lists a cluster's endpoints, sorted; draining ones are
 // marked so that Envoy sends them no new requests.
-func loadAssignment(cluster string, endpoints []Endpoint) *endpointv3.ClusterLoadAssignment {
-	sorted := slices.Clone(endpoints)
-	slices.SortFunc(sorted, func(a, b Endpoint) int {
+func loadAssignment(cluster string, eps []endpoints.Endpoint) *endpointv3.ClusterLoadAssignment {
+	sorted := slices.Clone(eps)
+	slices.SortFunc(sorted, func(a, b endpoints.Endpoint) int {
 		if a.Address != b.Address {
 			if a.Address < b.Address {
 				return -1
@@ -454,7 +429,7 @@ func loadAssignment(cluster string, endpoints []Endpoint) *endpointv3.ClusterLoa
 	lbs := make([]*endpointv3.LbEndpoint, 0, len(sorted))
 	for _, e := range sorted {
 		health := corev3.HealthStatus_HEALTHY
-		if e.State == EndpointDraining {
+		if e.State == endpoints.Draining {
 			health = corev3.HealthStatus_DRAINING
 		}
 		lbs = append(lbs, &endpointv3.LbEndpoint{

@@ -13,8 +13,10 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 func contoso() model.Farm {
@@ -44,11 +46,11 @@ func contosoPools() map[string]model.Pool {
 	}
 }
 
-func contosoBackends() Backends {
-	return Backends{
-		PoolCluster("www"):             {{Address: "10.244.0.12", Port: 8080}, {Address: "10.244.0.11", Port: 8080}, {Address: "10.244.0.9", Port: 8080, State: EndpointDraining}},
-		PoolCluster("images"):          {{Address: "10.244.0.21", Port: 8080}},
-		CacheCluster("static-content"): {{Address: "10.244.0.31", Port: 8080}, {Address: "10.244.0.32", Port: 8080}},
+func contosoBackends() endpoints.Backends {
+	return endpoints.Backends{
+		vocabulary.PoolCluster("www"):             {{Address: "10.244.0.12", Port: 8080}, {Address: "10.244.0.11", Port: 8080}, {Address: "10.244.0.9", Port: 8080, State: endpoints.Draining}},
+		vocabulary.PoolCluster("images"):          {{Address: "10.244.0.21", Port: 8080}},
+		vocabulary.CacheCluster("static-content"): {{Address: "10.244.0.31", Port: 8080}, {Address: "10.244.0.32", Port: 8080}},
 	}
 }
 
@@ -65,18 +67,18 @@ func TestFarmRouting(t *testing.T) {
 		name     string
 		golden   string
 		farm     model.Farm
-		backends Backends
+		backends endpoints.Backends
 		stopped  string // a pool stopped by health monitoring
 		timed    string // a pool with a queue timeout
-		change   func(f *model.Farm, pools map[string]model.Pool, b Backends)
+		change   func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends)
 	}{
 		{"a farm routes each site's hosts and prefixes to its pools and cache tiers, each frontend enforcing its share of the queues", "routing.json", contoso(), contosoBackends(), "", "", nil},
 		{"a pool without endpoints has a cluster with no endpoints", "routing-no-endpoints.json", noEndpoints, nil, "", "", nil},
 		{"a stopped pool's routes are answered 503 by the frontend, the others still routed", "routing-stopped.json", contoso(), contosoBackends(), "images", "", nil},
 		{"in L4 mode a stopped pool's routes go to a listener that aborts the response, and so do the frontend's refusals for a full queue", "routing-stopped-l4.json", l4, contosoBackends(), "images", "", nil},
 		{"in L4 mode the routes of a pool without a ready worker that does not start on demand go to the aborting listener", "routing-no-worker-l4.json", l4, contosoBackends(), "", "",
-			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
-				b[PoolCluster("images")] = []Endpoint{{Address: "10.244.0.21", Port: 8080, State: EndpointDraining}}
+			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
+				b[vocabulary.PoolCluster("images")] = []endpoints.Endpoint{{Address: "10.244.0.21", Port: 8080, State: endpoints.Draining}}
 			}},
 		{"cookie affinity gives each pool and cache tier a cookie of its own and lets sticky clients reach draining workers", "routing-cookie.json",
 			withAffinity(model.Affinity{Type: model.AffinityCookie, CookieName: "CONTOSO_AFFINITY", CookieTTL: time.Hour}), contosoBackends(), "", "", nil},
@@ -86,7 +88,7 @@ func TestFarmRouting(t *testing.T) {
 			withAffinity(model.Affinity{Type: model.AffinityClassC}), contosoBackends(), "", "", nil},
 		{"requests to a pool with a queue timeout carry their arrival time, even through its cache tier", "routing-queue-timeout.json", contoso(), contosoBackends(), "", "images", nil},
 		{"a pool that starts on demand and has no ready worker is routed to the activator, bypassing its cache tier", "routing-activator.json", contoso(), contosoBackends(), "", "",
-			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
+			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
 				f.Platform.ActivatorPort, f.Platform.ActivationTimeout = 18081, time.Minute
 				for name, p := range pools {
 					p.OnDemandStart = true
@@ -95,46 +97,50 @@ func TestFarmRouting(t *testing.T) {
 				images := pools["images"]
 				images.Idle = true
 				pools["images"] = images
-				b[PoolCluster("images")] = nil
+				b[vocabulary.PoolCluster("images")] = nil
 			}},
 		{"compression, keep-alive off and a site's bandwidth limit shape how the frontend delivers responses", "routing-delivery.json", contoso(), contosoBackends(), "", "",
-			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
+			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
 				f.Frontend.Compression, f.Frontend.KeepAlive = true, false
 				f.Sites[1].MaxBandwidthBytesPerSecond = 64 * 1024
 			}},
 		{"behind trusted proxy networks and the PROXY protocol, connections from the proxies have a chain that believes their X-Forwarded-For", "routing-trusted-networks.json", contoso(), contosoBackends(), "", "",
-			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
+			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
 				f.Frontend.ClientAddress = model.ClientAddress{ProxyProtocol: true,
 					TrustedNetworks: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::/32")}}
 			}},
 		{"behind two trusted hops the client is the second X-Forwarded-For entry from the right", "routing-trusted-hops.json", contoso(), contosoBackends(), "", "",
-			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
+			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
 				f.Frontend.ClientAddress = model.ClientAddress{TrustedHops: 2}
 			}},
 		{"an access log sampled at 10 percent draws each request at random", "routing-access-log-sampled.json", contoso(), contosoBackends(), "", "",
-			func(f *model.Farm, pools map[string]model.Pool, b Backends) { f.Frontend.AccessLog.SamplePercent = 10 }},
+			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
+				f.Frontend.AccessLog.SamplePercent = 10
+			}},
 		{"a farm whose access log is off has neither the log nor the filter that keeps the client's path", "routing-access-log-off.json", contoso(), contosoBackends(), "", "",
-			func(f *model.Farm, pools map[string]model.Pool, b Backends) { f.Frontend.AccessLog.Enabled = false }},
+			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
+				f.Frontend.AccessLog.Enabled = false
+			}},
 		{"a pool whose app speaks gRPC is reached over HTTP/2, one stream per connection, without its cache tier or WebSocket route", "routing-grpc.json", contoso(), contosoBackends(), "", "",
-			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
+			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
 				images := pools["images"]
 				images.App = &model.App{Image: "registry.example/thumbnails:1", Port: 9000, Protocol: model.AppGRPC}
 				pools["images"] = images
 			}},
 		{"sites with TLS get an HTTPS listener with a chain per site chosen by SNI, a default chain, redirects or plain service, HSTS and Secure cookies", "routing-tls.json",
 			withAffinity(model.Affinity{Type: model.AffinityCookie, CookieName: "CONTOSO_AFFINITY", CookieSameSite: "Strict"}), contosoBackends(), "", "",
-			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
+			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
 				f.Frontend.HTTPSPort, f.Frontend.TLSMinVersion, f.Frontend.DefaultTLSSite = 8443, "1.2", f.Sites[1].Name
 				f.Frontend.ClientAddress = model.ClientAddress{ProxyProtocol: true, TrustedNetworks: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}
 				f.Sites[0].TLS = &model.SiteTLS{SecretName: "first-tls", HSTSMaxAge: 365 * 24 * time.Hour, IncludeSubDomains: true}
 				f.Sites[1].TLS = &model.SiteTLS{SecretName: "second-tls", ServePlainHTTP: true}
 			}},
 		{"an idle pool that does not start on demand is answered 503 by the frontend", "routing-idle.json", contoso(), contosoBackends(), "", "",
-			func(f *model.Farm, pools map[string]model.Pool, b Backends) {
+			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
 				images := pools["images"]
 				images.Idle = true
 				pools["images"] = images
-				b[PoolCluster("images")] = nil
+				b[vocabulary.PoolCluster("images")] = nil
 			}},
 	}
 	for _, tt := range tests {
@@ -169,10 +175,10 @@ func TestFarmRoutingVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	shuffled := contosoBackends()
-	www := shuffled[PoolCluster("www")]
+	www := shuffled[vocabulary.PoolCluster("www")]
 	www[0], www[1] = www[1], www[0]
 	moved := contosoBackends()
-	moved[PoolCluster("www")][0].State = EndpointDraining
+	moved[vocabulary.PoolCluster("www")][0].State = endpoints.Draining
 	longer := contoso()
 	longer.Frontend.RequestTimeout = time.Minute
 	longerQueue := contosoPools()
@@ -182,7 +188,7 @@ func TestFarmRoutingVersion(t *testing.T) {
 		name     string
 		farm     model.Farm
 		pools    map[string]model.Pool
-		backends Backends
+		backends endpoints.Backends
 		same     bool
 	}{
 		{"the same farm and endpoints in another order keep the version", contoso(), contosoPools(), shuffled, true},

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/model"
 )
 
@@ -233,7 +234,7 @@ func hstsHeader(t *model.SiteTLS) string {
 // httpsRouteConfig is the route configuration of the HTTPS listener: a
 // virtual host per TLS site, with its HSTS header and Secure affinity
 // cookies. A request for a host without TLS gets 404.
-func httpsRouteConfig(f model.Farm, pools map[string]model.Pool, b Backends) (*routev3.RouteConfiguration, error) {
+func httpsRouteConfig(f model.Farm, pools map[string]model.Pool, b endpoints.Backends) (*routev3.RouteConfiguration, error) {
 	rc := emptyRouteConfig(HTTPSRouteConfigName)
 	for _, s := range f.TLSSites() {
 		vh := siteVirtualHost(f, pools, b, s)

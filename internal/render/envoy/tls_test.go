@@ -24,11 +24,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/envoystats"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/testutil"
 	"webfarm.dev/operator/internal/testutil/localenvoy"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // testCA issues certificates for the tests' sites.
@@ -133,9 +135,9 @@ func startTLSFrontend(t *testing.T, wf *v1.WebFarm, ports []int, prepare func(di
 		t.Fatal(err)
 	}
 	pool.Name, pool.Namespace = "web", "web"
-	backends := envoy.Backends{}
+	backends := endpoints.Backends{}
 	for _, p := range ports {
-		backends[envoy.PoolCluster("web")] = append(backends[envoy.PoolCluster("web")], envoy.Endpoint{Address: "127.0.0.1", Port: uint32(p)})
+		backends[vocabulary.PoolCluster("web")] = append(backends[vocabulary.PoolCluster("web")], endpoints.Endpoint{Address: "127.0.0.1", Port: uint32(p)})
 	}
 	routing, err := envoy.FarmRouting(farm, map[string]model.Pool{"web": pool}, backends)
 	if err != nil {

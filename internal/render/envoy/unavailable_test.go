@@ -21,10 +21,12 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/activator"
+	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/testutil"
 	"webfarm.dev/operator/internal/testutil/localenvoy"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // These tests run the rendered frontend (real Envoy) on loopback and read
@@ -115,8 +117,8 @@ func unavailableFarm(t *testing.T, response v1.UnavailableResponse, workerPort i
 		}
 		pools[name] = p.WithRuntime(model.Runtime{Stopped: name == "stopped", Replicas: 1})
 	}
-	worker := envoy.Endpoint{Address: "127.0.0.1", Port: uint32(workerPort)}
-	return runFrontend(t, farm, pools, envoy.Backends{envoy.PoolCluster("busy"): {worker}, envoy.PoolCluster("stopped"): {worker}})
+	worker := endpoints.Endpoint{Address: "127.0.0.1", Port: uint32(workerPort)}
+	return runFrontend(t, farm, pools, endpoints.Backends{vocabulary.PoolCluster("busy"): {worker}, vocabulary.PoolCluster("stopped"): {worker}})
 }
 
 // fillQueue holds the busy pool's worker with one request and queues ten
@@ -132,7 +134,7 @@ func fillQueue(t *testing.T, fe *localenvoy.Frontend, held chan struct{}) *sync.
 		go func() { defer wg.Done(); _, _ = rawAnswer(t, fe, "www.example", fmt.Sprintf("/busy/queued-%d", i)) }()
 	}
 	testutil.Eventually(t, 10*time.Second, func() error {
-		waiting, err := fe.Counter("cluster." + envoy.PoolCluster("busy") + ".upstream_rq_pending_active")
+		waiting, err := fe.Counter("cluster." + vocabulary.PoolCluster("busy") + ".upstream_rq_pending_active")
 		if err != nil || waiting != 10 {
 			return fmt.Errorf("%d requests in the queue (%v), want 10", waiting, err)
 		}
@@ -164,7 +166,7 @@ func TestWhereIISResetsTheConnectionAnL4FarmCutsItAndAnL7FarmAnswers503(t *testi
 			fe := unavailableFarm(t, tt.response, port)
 
 			t.Run("a pool without a ready worker", func(t *testing.T) { tt.check(t, fe, "/empty/", envoy.NoWorkerBody) })
-			t.Run("an administrator-stopped pool", func(t *testing.T) { tt.check(t, fe, "/stopped/", envoy.PoolStoppedBody) })
+			t.Run("an administrator-stopped pool", func(t *testing.T) { tt.check(t, fe, "/stopped/", vocabulary.PoolStoppedBody) })
 
 			queued := fillQueue(t, fe, held)
 			t.Run("a request beyond a full queue", func(t *testing.T) { tt.check(t, fe, "/busy/overflow", envoy.QueueFullBody) })
@@ -174,7 +176,7 @@ func TestWhereIISResetsTheConnectionAnL4FarmCutsItAndAnL7FarmAnswers503(t *testi
 			if tt.response == v1.UnavailableL4 {
 				wantRejected = 2
 			}
-			if rejected, err := fe.Counter("cluster." + envoy.PoolCluster("busy") + ".upstream_rq_pending_overflow"); err != nil || rejected != wantRejected {
+			if rejected, err := fe.Counter("cluster." + vocabulary.PoolCluster("busy") + ".upstream_rq_pending_overflow"); err != nil || rejected != wantRejected {
 				t.Errorf("the pool's queue refused %d requests (%v), want %d", rejected, err, wantRejected)
 			}
 			close(release)
@@ -254,7 +256,7 @@ func activatorFarm(t *testing.T, response v1.UnavailableResponse, timeout time.D
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runFrontend(t, farm, map[string]model.Pool{"shop": p.WithRuntime(model.Runtime{Idle: true})}, envoy.Backends{})
+	return runFrontend(t, farm, map[string]model.Pool{"shop": p.WithRuntime(model.Runtime{Idle: true})}, endpoints.Backends{})
 }
 
 // neverReady is a pool that never gets a ready worker.

@@ -18,11 +18,12 @@ import (
 	"golang.org/x/net/websocket"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/model"
-	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/testutil"
 	"webfarm.dev/operator/internal/testutil/localenvoy"
 	"webfarm.dev/operator/internal/testutil/localpool"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // These tests open WebSockets through the frontend the operator renders
@@ -93,9 +94,9 @@ func chatFrontendOf(t *testing.T, pool model.Pool, workers []int, cachePort int,
 	if err != nil {
 		t.Fatal(err)
 	}
-	backends := envoy.Backends{envoy.CacheCluster("pages"): {{Address: "127.0.0.1", Port: uint32(cachePort)}}}
+	backends := endpoints.Backends{vocabulary.CacheCluster("pages"): {{Address: "127.0.0.1", Port: uint32(cachePort)}}}
 	for _, port := range workers {
-		backends[envoy.PoolCluster("chat")] = append(backends[envoy.PoolCluster("chat")], envoy.Endpoint{Address: "127.0.0.1", Port: uint32(port)})
+		backends[vocabulary.PoolCluster("chat")] = append(backends[vocabulary.PoolCluster("chat")], endpoints.Endpoint{Address: "127.0.0.1", Port: uint32(port)})
 	}
 	return runFrontend(t, farm, map[string]model.Pool{"chat": pool}, backends)
 }

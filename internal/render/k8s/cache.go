@@ -9,9 +9,9 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 
-	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/nginx"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // CacheObjects are the children of a CachePolicy that routes use.
@@ -42,10 +42,10 @@ func agentCPUMilli(cacheCPUMilli int64) int64 { return max(50, cacheCPUMilli/4) 
 // Cache builds a cache tier around its rendered nginx.conf and the
 // configuration of its agent.
 func Cache(cache model.Cache, nginxConf, agentConf string) CacheObjects {
-	name := CacheName(cache.Name)
+	name := vocabulary.CacheName(cache.Name)
 	owner := Owner{Kind: "CachePolicy", Name: cache.Name, UID: cache.UID}
 
-	c := children{component: ComponentCache, instance: cache.Name, name: name, namespace: cache.Namespace, owner: owner}
+	c := children{component: vocabulary.ComponentCache, instance: cache.Name, name: name, namespace: cache.Namespace, owner: owner}
 
 	volumeBytes := cacheVolumeBytes(cache.MemorySizeBytes)
 	// TCP probes: an HTTP probe would be a request nginx counts, and the
@@ -58,10 +58,10 @@ func Cache(cache model.Cache, nginxConf, agentConf string) CacheObjects {
 	images := cache.Platform.Images
 	agent := corev1ac.Container().WithName("agent").
 		WithImage(images.CacheAgent).WithImagePullPolicy(corev1.PullPolicy(images.PullPolicy)).
-		WithCommand("/manager", "cache-agent", "--config", nginx.ConfigDir+"/"+nginx.AgentConfigFile).
-		WithPorts(containerPort("agent", nginx.AgentAdminPort)).
-		WithReadinessProbe(httpProbe(cacheagent.HealthPath, "agent", 5*time.Second, time.Second, 3)).
-		WithLivenessProbe(httpProbe(cacheagent.HealthPath, "agent", 10*time.Second, 2*time.Second, 3)).
+		WithCommand("/manager", "cache-agent", "--config", nginx.ConfigDir+"/"+vocabulary.AgentConfigFile).
+		WithPorts(containerPort("agent", vocabulary.AgentAdminPort)).
+		WithReadinessProbe(httpProbe(vocabulary.AgentHealthPath, "agent", 5*time.Second, time.Second, 3)).
+		WithLivenessProbe(httpProbe(vocabulary.AgentHealthPath, "agent", 10*time.Second, 2*time.Second, 3)).
 		WithResources(resources(agentCPUMilli(cache.CPUMilli), agentMemoryBytes)).
 		WithSecurityContext(restrictedContainer()).
 		// The agent serves nginx's misses until nginx stops.
@@ -77,9 +77,9 @@ func Cache(cache model.Cache, nginxConf, agentConf string) CacheObjects {
 		WithSizeLimit(*resource.NewQuantity(volumeBytes, resource.BinarySI)))
 	pod := corev1ac.PodSpec().WithContainers(worker, agent).WithVolumes(configMapVolume(name), tmpVolumeSource(), memory)
 	return CacheObjects{
-		ConfigMap:           c.configMap(map[string]string{NginxConfigKey: nginxConf, nginx.AgentConfigFile: agentConf}),
+		ConfigMap:           c.configMap(map[string]string{NginxConfigKey: nginxConf, vocabulary.AgentConfigFile: agentConf}),
 		Service:             c.service(corev1.ServiceTypeClusterIP, 80, 0),
-		Deployment:          c.deployment(&cache.Replicas, ConfigHash(nginxConf, nginx.AgentConfigFile, agentConf), pod, cache.Placement),
+		Deployment:          c.deployment(&cache.Replicas, ConfigHash(nginxConf, vocabulary.AgentConfigFile, agentConf), pod, cache.Placement),
 		PodDisruptionBudget: c.podDisruptionBudget(),
 	}
 }

@@ -8,6 +8,7 @@ import (
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // children builds the objects one custom resource owns: they share a name,
@@ -67,7 +68,7 @@ func (c children) deployment(replicas *int32, configHash string, pod *corev1ac.P
 	place(pod, placement, SelectorLabels(c.component, c.instance))
 	template := corev1ac.PodTemplateSpec().
 		WithLabels(objectLabels(c.component, c.instance)).
-		WithAnnotations(map[string]string{ConfigHashKey: configHash}).
+		WithAnnotations(map[string]string{vocabulary.ConfigHashKey: configHash}).
 		WithSpec(pod.
 			WithAutomountServiceAccountToken(false).
 			WithEnableServiceLinks(false).

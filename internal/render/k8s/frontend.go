@@ -14,6 +14,7 @@ import (
 
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // BootstrapKey is the ConfigMap key holding the Envoy bootstrap.
@@ -32,11 +33,11 @@ type FrontendObjects struct {
 
 // Frontend builds the Envoy frontend of a farm around its rendered bootstrap.
 func Frontend(f model.Farm, bootstrap []byte) FrontendObjects {
-	name := FrontendName(f.Name)
+	name := vocabulary.FrontendName(f.Name)
 	owner := Owner{Kind: "WebFarm", Name: f.Name, UID: f.UID}
 	fe := f.Frontend
 
-	c := children{component: ComponentFrontend, instance: f.Name, name: name, namespace: f.Namespace, owner: owner}
+	c := children{component: vocabulary.ComponentFrontend, instance: f.Name, name: name, namespace: f.Namespace, owner: owner}
 
 	args := append([]string{
 		"--config-path", envoyConfigDir + "/" + BootstrapKey,
@@ -54,8 +55,8 @@ func Frontend(f model.Farm, bootstrap []byte) FrontendObjects {
 		WithCommand("envoy").WithArgs(args...).
 		WithEnv(corev1ac.EnvVar().WithName("POD_NAME").WithValueFrom(corev1ac.EnvVarSource().
 			WithFieldRef(corev1ac.ObjectFieldSelector().WithAPIVersion("v1").WithFieldPath("metadata.name")))).
-		WithPorts(containerPort("http", envoy.HTTPPort), containerPort("status", envoy.StatusPort)).
-		WithReadinessProbe(httpProbe(envoy.ReadyPath, "status", 5*time.Second, time.Second, 3)).
+		WithPorts(containerPort("http", envoy.HTTPPort), containerPort("status", vocabulary.FrontendStatusPort)).
+		WithReadinessProbe(httpProbe(vocabulary.FrontendReadyPath, "status", 5*time.Second, time.Second, 3)).
 		WithResources(resources(fe.CPUMilli, fe.MemoryBytes)).
 		WithSecurityContext(restrictedContainer()).
 		// A leaving frontend keeps accepting until its Service's endpoints
@@ -131,7 +132,7 @@ func certVolume(s model.Site) (*corev1ac.VolumeApplyConfiguration, *corev1ac.Vol
 
 // FrontendURL is the in-cluster address of a farm's frontend Service.
 func FrontendURL(f model.Farm) string {
-	u := "http://" + FrontendName(f.Name) + "." + f.Namespace + ".svc"
+	u := "http://" + vocabulary.FrontendName(f.Name) + "." + f.Namespace + ".svc"
 	if f.Frontend.Port != 80 {
 		u += ":" + strconv.Itoa(int(f.Frontend.Port))
 	}

@@ -18,25 +18,17 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
-// Labels and annotations on generated objects.
+// Labels, annotations and object names are in internal/vocabulary.
 const (
-	LabelName         = "app.kubernetes.io/name"
-	LabelInstance     = "app.kubernetes.io/instance"
-	LabelComponent    = "app.kubernetes.io/component"
-	LabelManagedBy    = "app.kubernetes.io/managed-by"
-	ManagedBy         = "webfarm-operator"
-	ConfigHashKey     = "webfarm.dev/config-hash"
-	ComponentFrontend = "frontend"
-	ComponentPool     = "pool"
-	ComponentCache    = "cache"
-	nonRootUID        = 65532
-	configVolume      = "config"
-	tmpVolume         = "tmp"
-	contentVolume     = "content"
-	cacheVolume       = "cache"
-	drainSeconds      = 5 // preStop pause so the frontend stops routing before nginx exits
+	nonRootUID    = 65532
+	configVolume  = "config"
+	tmpVolume     = "tmp"
+	contentVolume = "content"
+	cacheVolume   = "cache"
+	drainSeconds  = 5 // preStop pause so the frontend stops routing before nginx exits
 	// frontendDrainSeconds keeps a leaving frontend accepting until the
 	// Service's endpoints and every node's rules have forgotten it: on a
 	// busy node kube-proxy can take more than drainSeconds, and a client
@@ -53,12 +45,6 @@ const (
 	gracePeriodSecs = 30
 )
 
-// Child object names. Parent names are limited to 50 characters by the CRDs,
-// so each name stays a valid DNS label.
-func FrontendName(farm string) string { return farm + "-frontend" }
-func PoolName(pool string) string     { return pool + "-pool" }
-func CacheName(policy string) string  { return policy + "-cache" }
-
 // Owner identifies the custom resource that owns generated objects.
 type Owner struct {
 	Kind, Name, UID string
@@ -72,13 +58,13 @@ func (o Owner) reference() *metav1ac.OwnerReferenceApplyConfiguration {
 
 // SelectorLabels select the pods of one component instance.
 func SelectorLabels(component, instance string) map[string]string {
-	return map[string]string{LabelName: "webfarm-" + component, LabelInstance: instance}
+	return map[string]string{vocabulary.LabelName: "webfarm-" + component, vocabulary.LabelInstance: instance}
 }
 
 func objectLabels(component, instance string) map[string]string {
 	l := SelectorLabels(component, instance)
-	l[LabelComponent] = component
-	l[LabelManagedBy] = ManagedBy
+	l[vocabulary.LabelComponent] = component
+	l[vocabulary.LabelManagedBy] = vocabulary.ManagedBy
 	return l
 }
 

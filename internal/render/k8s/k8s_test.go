@@ -20,6 +20,7 @@ import (
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 var platform = model.Platform{
@@ -281,9 +282,9 @@ func deref[T any](p *T) T {
 }
 
 func TestAConfigChangeChangesThePodTemplateHash(t *testing.T) {
-	a := k8s.Pool(pool(), "worker_processes 1;").Deployment.Spec.Template.Annotations[k8s.ConfigHashKey]
-	b := k8s.Pool(pool(), "worker_processes 2;").Deployment.Spec.Template.Annotations[k8s.ConfigHashKey]
-	again := k8s.Pool(pool(), "worker_processes 1;").Deployment.Spec.Template.Annotations[k8s.ConfigHashKey]
+	a := k8s.Pool(pool(), "worker_processes 1;").Deployment.Spec.Template.Annotations[vocabulary.ConfigHashKey]
+	b := k8s.Pool(pool(), "worker_processes 2;").Deployment.Spec.Template.Annotations[vocabulary.ConfigHashKey]
+	again := k8s.Pool(pool(), "worker_processes 1;").Deployment.Spec.Template.Annotations[vocabulary.ConfigHashKey]
 	if a == b {
 		t.Error("two different configs gave the same pod template hash: a config change would not roll the pods")
 	}
@@ -304,7 +305,7 @@ func TestAPoolWithAQueueTimeoutShipsTheQueueScriptBesideItsConfig(t *testing.T) 
 	if _, ok := without.ConfigMap.Data[nginx.QueueScriptFile]; ok {
 		t.Error("a pool without a queue timeout got the queue script")
 	}
-	if objs.Deployment.Spec.Template.Annotations[k8s.ConfigHashKey] == without.Deployment.Spec.Template.Annotations[k8s.ConfigHashKey] {
+	if objs.Deployment.Spec.Template.Annotations[vocabulary.ConfigHashKey] == without.Deployment.Spec.Template.Annotations[vocabulary.ConfigHashKey] {
 		t.Error("adding the script did not change the pod template hash: a script change would not roll the pods")
 	}
 }

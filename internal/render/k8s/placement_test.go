@@ -12,6 +12,7 @@ import (
 
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // edgePlacement runs pods on tainted edge nodes, away from each other, at a
@@ -62,9 +63,9 @@ func workloads(p model.Placement) map[string]*appsv1ac.DeploymentApplyConfigurat
 
 func TestEveryWorkloadRunsWhereItsPlacementSays(t *testing.T) {
 	own := map[string]map[string]string{
-		"frontend": k8s.SelectorLabels(k8s.ComponentFrontend, "shop"),
-		"pool":     k8s.SelectorLabels(k8s.ComponentPool, "catalog"),
-		"cache":    k8s.SelectorLabels(k8s.ComponentCache, "static"),
+		"frontend": k8s.SelectorLabels(vocabulary.ComponentFrontend, "shop"),
+		"pool":     k8s.SelectorLabels(vocabulary.ComponentPool, "catalog"),
+		"cache":    k8s.SelectorLabels(vocabulary.ComponentCache, "static"),
 	}
 	zoneOnly := model.Placement{TopologySpreadConstraints: []corev1.TopologySpreadConstraint{
 		{MaxSkew: 2, TopologyKey: corev1.LabelTopologyZone, WhenUnsatisfiable: corev1.DoNotSchedule},

@@ -14,6 +14,7 @@ import (
 
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/nginx"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // NginxConfigKey is the ConfigMap key holding nginx.conf.
@@ -30,14 +31,14 @@ type PoolObjects struct {
 
 // Pool builds an AppPool's workers around their rendered nginx.conf.
 func Pool(p model.Pool, nginxConf string) PoolObjects {
-	name := PoolName(p.Name)
+	name := vocabulary.PoolName(p.Name)
 	owner := Owner{Kind: "AppPool", Name: p.Name, UID: p.UID}
-	c := children{component: ComponentPool, instance: p.Name, name: name, namespace: p.Namespace, owner: owner}
+	c := children{component: vocabulary.ComponentPool, instance: p.Name, name: name, namespace: p.Namespace, owner: owner}
 
 	nginxCPU, nginxMemory := p.CPUMilli, p.MemoryBytes
 	if p.App != nil {
 		// The app does the work; nginx serves files and proxies.
-		nginxCPU, nginxMemory = appNginxCPUMilli(p.CPUMilli), 64<<20
+		nginxCPU, nginxMemory = p.AppNginxCPUMilli(), 64<<20
 	}
 	worker := nginxContainer(p.Platform.Images, nginxCPU, nginxMemory, workerPorts(p)...).
 		WithReadinessProbe(workerReadiness(p)).
@@ -239,18 +240,6 @@ func workerStartup(p model.Pool) *corev1ac.ProbeApplyConfiguration {
 	return workerPing(p).
 		WithPeriodSeconds(1).WithTimeoutSeconds(1).
 		WithFailureThreshold(wholeSeconds(p.Health.StartupTimeLimit)).WithTerminationGracePeriodSeconds(pingKillGraceSeconds)
-}
-
-// appNginxCPUMilli is the CPU of the nginx beside a pool's app container.
-func appNginxCPUMilli(appCPUMilli int64) int64 { return max(50, appCPUMilli/4) }
-
-// WorkerCPUMilli is all the CPU one worker of the pool may use (its
-// containers' limits): what the autoscaler counts a worker's cycles against.
-func WorkerCPUMilli(p model.Pool) int64 {
-	if p.App != nil {
-		return p.CPUMilli + appNginxCPUMilli(p.CPUMilli)
-	}
-	return p.CPUMilli
 }
 
 // nginxContainer is the nginx of a pool worker or a cache tier.

@@ -16,8 +16,8 @@ import (
 	"text/template"
 	"time"
 
-	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // Ports and paths shared with the Kubernetes renderer: the pod spec mounts and
@@ -42,11 +42,11 @@ const (
 	QueueScriptFile = "queue.js"
 	// The cache tier's agent, in the same pod: misses go through it on the
 	// loopback, nginx logs each request's cache status to its socket, and
-	// the operator reads its counters and asks for purges on its admin port.
-	AgentProxyPort  = 8082
-	AgentAdminPort  = 8083
-	AgentLogSocket  = TmpDir + "/cache-agent.sock"
-	AgentConfigFile = "cache-agent.json"
+	// the operator reads its counters and asks for purges on its admin port
+	// (vocabulary.AgentAdminPort), and its configuration file is
+	// vocabulary.AgentConfigFile.
+	AgentProxyPort = 8082
+	AgentLogSocket = TmpDir + "/cache-agent.sock"
 
 	// njsModule is where Debian's libnginx-mod-http-js puts the module, in
 	// the nginx image and on the machines that check configs.
@@ -134,11 +134,11 @@ func CacheConfig(c model.Cache) (string, error) {
 		WorkerConnections: 4096,
 		KeysZoneMegabytes: keysZoneMegabytes(c.MemorySizeBytes),
 		EvictAboveBytes:   evictAbove(c.MemorySizeBytes),
-		PoolHeaderVar:     "$http_" + headerVar(model.PoolHeader),
-		AdmitHeaderVar:    headerVar(cacheagent.AdmitHeader),
-		KeyHeader:         cacheagent.KeyHeader,
-		LookupHeader:      cacheagent.LookupHeader,
-		AdmitHeader:       cacheagent.AdmitHeader,
+		PoolHeaderVar:     "$http_" + headerVar(vocabulary.PoolHeader),
+		AdmitHeaderVar:    headerVar(vocabulary.CacheAdmitHeader),
+		KeyHeader:         vocabulary.CacheKeyHeader,
+		LookupHeader:      vocabulary.CacheLookupHeader,
+		AdmitHeader:       vocabulary.CacheAdmitHeader,
 		AgentProxyAddress: hostPort("127.0.0.1", AgentProxyPort),
 		AgentLogSocket:    AgentLogSocket,
 		Common:            common(),
@@ -147,16 +147,16 @@ func CacheConfig(c model.Cache) (string, error) {
 
 // CacheAgentConfig renders the configuration of a cache tier's agent.
 func CacheAgentConfig(c model.Cache) (string, error) {
-	cfg := cacheagent.Config{
+	cfg := vocabulary.AgentConfig{
 		FrequentHitThreshold: int(c.FrequentHitThreshold),
-		FrequentHitPeriod:    cacheagent.Duration(c.FrequentHitPeriod),
+		FrequentHitPeriod:    vocabulary.Duration(c.FrequentHitPeriod),
 		MaxObjectSizeBytes:   c.MaxObjectSizeBytes,
 		MemorySizeBytes:      c.MemorySizeBytes,
 		CacheDir:             CacheDir,
 		LogSocket:            AgentLogSocket,
 		NginxStatusURL:       "http://" + hostPort("127.0.0.1", StatusPort) + statusPath,
 		ProxyAddress:         hostPort("127.0.0.1", AgentProxyPort),
-		AdminAddress:         fmt.Sprintf(":%d", AgentAdminPort),
+		AdminAddress:         fmt.Sprintf(":%d", vocabulary.AgentAdminPort),
 		AdminToken:           c.AdminToken,
 		Upstreams:            map[string]string{},
 	}

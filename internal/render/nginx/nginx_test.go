@@ -15,6 +15,7 @@ import (
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 func int32p(v int32) *int32 { return &v }
@@ -123,7 +124,7 @@ func TestCacheConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			testutil.Golden(t, strings.TrimSuffix(tt.golden, ".conf")+".agent.json", []byte(agentConf))
-			var cfg cacheagent.Config
+			var cfg vocabulary.AgentConfig
 			if err := json.Unmarshal([]byte(agentConf), &cfg); err != nil {
 				t.Fatalf("the agent cannot read its config: %v", err)
 			}

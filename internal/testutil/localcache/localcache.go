@@ -20,22 +20,24 @@ import (
 	"syscall"
 	"time"
 
+	"webfarm.dev/operator/internal/cacheadmin"
 	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // Tier is a running cache tier.
 type Tier struct {
 	// URL is the cache's HTTP endpoint; requests name their pool in the
-	// model.PoolHeader header, as the frontend sends them.
+	// vocabulary.PoolHeader header, as the frontend sends them.
 	URL string
 	// AdminURL is the agent's stats and purge endpoint; it asks for
 	// AdminToken (the model's, else TestAdminToken).
 	AdminURL   string
 	AdminToken string
-	agent      cacheagent.Client
+	agent      cacheadmin.Client
 	// Dir holds the config, the cache folder and nginx's files.
 	Dir string
 
@@ -119,7 +121,7 @@ func (t *Tier) start(nginxBin string, c model.Cache, now func() time.Time) error
 	if err != nil {
 		return err
 	}
-	var cfg cacheagent.Config
+	var cfg vocabulary.AgentConfig
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
 		return err
 	}
@@ -140,8 +142,8 @@ func (t *Tier) start(nginxBin string, c model.Cache, now func() time.Time) error
 		close(t.stopped)
 	}()
 	t.AdminURL = fmt.Sprintf("http://127.0.0.1:%d", adminPort)
-	t.agent = cacheagent.Client{Port: int32(adminPort)}
-	if err := waitFor(t.AdminURL+cacheagent.HealthPath, t.stopped, &t.runErr); err != nil {
+	t.agent = cacheadmin.Client{Port: int32(adminPort)}
+	if err := waitFor(t.AdminURL+vocabulary.AgentHealthPath, t.stopped, &t.runErr); err != nil {
 		return fmt.Errorf("the agent did not start: %w", err)
 	}
 
@@ -167,7 +169,7 @@ func (t *Tier) start(nginxBin string, c model.Cache, now func() time.Time) error
 func (t *Tier) Log() string { return t.log.String() }
 
 // Stats reads the agent's counters, as the operator does.
-func (t *Tier) Stats() (cacheagent.Stats, error) {
+func (t *Tier) Stats() (vocabulary.AgentStats, error) {
 	return t.agent.Stats(context.Background(), "127.0.0.1", t.AdminToken)
 }
 

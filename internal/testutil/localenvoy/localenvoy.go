@@ -26,6 +26,7 @@ import (
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // Ports are a frontend's ports on this host: the farm's traffic, the status
@@ -38,7 +39,7 @@ type Ports struct {
 // ports to loopback ports and drops the xDS cluster, which a static
 // bootstrap does not use, and the activator's unless its host is 127.0.0.1.
 func Localize(b *bootstrapv3.Bootstrap, p Ports) error {
-	ports := map[uint32]int{envoy.HTTPPort: p.HTTP, envoy.HTTPSPort: p.HTTPS, envoy.StatusPort: p.Status, envoy.AdminPort: p.Admin}
+	ports := map[uint32]int{envoy.HTTPPort: p.HTTP, envoy.HTTPSPort: p.HTTPS, vocabulary.FrontendStatusPort: p.Status, envoy.AdminPort: p.Admin}
 	move := func(a *corev3.Address) error {
 		sa := a.GetSocketAddress()
 		port, ok := ports[sa.GetPortValue()]
@@ -146,7 +147,7 @@ func Start(envoyBin, dir string, f model.Farm, r envoy.Routing) (*Frontend, erro
 		return nil, err
 	}
 	go func() { fe.err = fe.cmd.Wait(); close(fe.done) }()
-	ready := fmt.Sprintf("http://127.0.0.1:%d%s", ports.Status, envoy.ReadyPath)
+	ready := fmt.Sprintf("http://127.0.0.1:%d%s", ports.Status, vocabulary.FrontendReadyPath)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		select {

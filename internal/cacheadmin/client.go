@@ -1,15 +1,22 @@
-package cacheagent
+// Package cacheadmin is the operator's side of the cache agents' admin API
+// (internal/cacheagent serves it): their counters, purges, and each tier's
+// bearer token.
+package cacheadmin
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // Client speaks the agents' admin API for the operator: their counters and
@@ -22,9 +29,9 @@ type Client struct {
 }
 
 // Stats reads the counters of the agent at ip.
-func (c Client) Stats(ctx context.Context, ip, token string) (Stats, error) {
-	var st Stats
-	resp, err := c.do(ctx, http.MethodGet, c.url(ip, StatsPath), token, http.StatusOK)
+func (c Client) Stats(ctx context.Context, ip, token string) (vocabulary.AgentStats, error) {
+	var st vocabulary.AgentStats
+	resp, err := c.do(ctx, http.MethodGet, c.url(ip, vocabulary.AgentStatsPath), token, http.StatusOK)
 	if err != nil {
 		return st, err
 	}
@@ -35,7 +42,7 @@ func (c Client) Stats(ctx context.Context, ip, token string) (Stats, error) {
 // Purge asks the agent at ip to purge a pool's entries ("" for all) and
 // returns how many it removed.
 func (c Client) Purge(ctx context.Context, ip, token, pool string) (int64, error) {
-	u := c.url(ip, PurgePath)
+	u := c.url(ip, vocabulary.AgentPurgePath)
 	if pool != "" {
 		u += "?pool=" + url.QueryEscape(pool)
 	}
@@ -44,7 +51,7 @@ func (c Client) Purge(ctx context.Context, ip, token, pool string) (int64, error
 		return 0, err
 	}
 	resp.Body.Close()
-	return strconv.ParseInt(resp.Header.Get(PurgedHeader), 10, 64)
+	return strconv.ParseInt(resp.Header.Get(vocabulary.AgentPurgedHeader), 10, 64)
 }
 
 func (c Client) url(ip, path string) string {
@@ -73,11 +80,15 @@ func (c Client) do(ctx context.Context, method, u, token string, want int) (*htt
 	return resp, nil
 }
 
-// NewAdminToken is a new tier's admin token: 32 random bytes in hex.
-func NewAdminToken() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
+// AgentToken is the admin token of a policy's cache tier, read from its
+// ConfigMap; "" while there is none (no tier yet, or a file someone broke).
+func AgentToken(ctx context.Context, c client.Reader, namespace, policy string) (string, error) {
+	var cm corev1.ConfigMap
+	switch err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: vocabulary.CacheName(policy)}, &cm); {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
 		return "", err
 	}
-	return hex.EncodeToString(b), nil
+	return vocabulary.AdminTokenOf(cm.Data[vocabulary.AgentConfigFile]), nil
 }
