@@ -101,7 +101,8 @@ func TestEveryPathTheArchitectureNamesExists(t *testing.T) {
 		t.Fatalf("found %d repository paths in docs/architecture.md; the pattern no longer matches how it names them", len(paths))
 	}
 	for _, m := range paths {
-		if _, err := os.Stat(filepath.Join(root, m[1])); err != nil {
+		// internal/render/... is Go's pattern for the folder and those below it.
+		if _, err := os.Stat(filepath.Join(root, strings.TrimSuffix(m[1], "/..."))); err != nil {
 			t.Errorf("docs/architecture.md names %s, which does not exist", m[1])
 		}
 	}
