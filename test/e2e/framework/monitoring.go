@@ -70,6 +70,13 @@ func (c *Cluster) installPrometheusOperator(ctx context.Context) error {
 	if _, err := c.Kubectl.RunWithInput(ctx, bundle, "apply", "--server-side", "--force-conflicts", "-f", "-"); err != nil {
 		return err
 	}
+	// The bundle asks 100m of CPU for the Prometheus Operator, which mostly
+	// waits here; the suite's one node of 2 CPUs needs that room for the
+	// tests' pools (a full node leaves their pods Pending).
+	if _, err := c.Kubectl.Run(ctx, "set", "resources", "deployment/prometheus-operator", "-n", monitoringNamespace,
+		"--requests=cpu=10m"); err != nil {
+		return err
+	}
 	if _, err := c.Kubectl.Run(ctx, "wait", "--for=condition=Established", "--timeout=1m",
 		"crd/prometheuses.monitoring.coreos.com", "crd/servicemonitors.monitoring.coreos.com",
 		"crd/podmonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com"); err != nil {
