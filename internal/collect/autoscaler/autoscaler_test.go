@@ -89,7 +89,9 @@ func newAutoscaler(t *testing.T, stub *testutil.PromStub) *Autoscaler {
 }
 
 func TestTheAutoscalerDecidesFromPrometheusOrHoldsWithoutIt(t *testing.T) {
-	requests := func(v string) testutil.PromAnswer { return testutil.PromAnswer{ByPod: map[string]string{"contoso-frontend-a": v}} }
+	requests := func(v string) testutil.PromAnswer {
+		return testutil.PromAnswer{ByPod: map[string]string{"contoso-frontend-a": v}}
+	}
 	for _, tt := range []struct {
 		name             string
 		requests, cpu    testutil.PromAnswer

@@ -45,7 +45,7 @@ func page(loaded, rejected int) string {
 
 // frontend is how one frontend's admin page answers.
 type frontend struct {
-	status int    // 0: it does not answer in time
+	status int // 0: it does not answer in time
 	body   string
 	ready  bool
 }
