@@ -42,7 +42,9 @@ func (s *PromStub) Set(namespace, metric string, a PromAnswer) {
 	s.answers[namespace+" "+metric] = a
 }
 
-var queryNamespace = regexp.MustCompile(`namespace="([^"]+)"`)
+// queryNamespace finds the namespace a query is about, matched exactly or,
+// as the collectors of several namespaces do, by a regex of one namespace.
+var queryNamespace = regexp.MustCompile(`namespace=~?"([^"]+)"`)
 
 func (s *PromStub) serve(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
@@ -75,7 +77,7 @@ func (s *PromStub) serve(w http.ResponseWriter, r *http.Request) {
 	result := []any{}
 	if found {
 		for pod, v := range answer.ByPod {
-			result = append(result, map[string]any{"metric": map[string]string{"pod": pod}, "value": []any{1.7e9, v}})
+			result = append(result, map[string]any{"metric": map[string]string{"namespace": ns, "pod": pod}, "value": []any{1.7e9, v}})
 		}
 	}
 	_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": map[string]any{"resultType": "vector", "result": result}})

@@ -77,9 +77,12 @@ func (m *CPUMonitor) check(ctx context.Context) error {
 		if err != nil || resolved.CPULimit == nil || resolved.CPULimit.Action == model.CPUThrottle {
 			continue // an invalid spec (its reconciler reports it), or capped, not watched
 		}
-		usedCores, limitCores, err := m.poolCores(ctx, p, used)
+		usedCores, limitCores, known, err := m.poolCores(ctx, p, used)
 		if err != nil {
 			return err
+		}
+		if !known {
+			continue // no worker has a figure: unknown, not zero; the last reading stays
 		}
 		key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
 		percent := cpu.Percent(usedCores, limitCores)
@@ -91,22 +94,25 @@ func (m *CPUMonitor) check(ctx context.Context) error {
 	return nil
 }
 
-// poolCores sums what a pool's running workers use and may use.
-func (m *CPUMonitor) poolCores(ctx context.Context, p v1.AppPool, used map[types.NamespacedName]float64) (usedCores, limitCores float64, err error) {
+// poolCores sums what a pool's running workers use and may use; known is
+// false when none of them has a figure.
+func (m *CPUMonitor) poolCores(ctx context.Context, p v1.AppPool, used map[types.NamespacedName]float64) (usedCores, limitCores float64, known bool, err error) {
 	var pods corev1.PodList
 	if err := m.Client.List(ctx, &pods, client.InNamespace(p.Namespace), client.MatchingLabels{
 		vocabulary.LabelManagedBy: vocabulary.ManagedBy, vocabulary.LabelComponent: vocabulary.ComponentPool, vocabulary.LabelInstance: p.Name,
 	}); err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
 	}
 	for _, pod := range pods.Items {
 		if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
 			continue
 		}
-		usedCores += used[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}]
+		cores, ok := used[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}]
+		usedCores += cores
+		known = known || ok
 		for _, c := range pod.Spec.Containers {
 			limitCores += c.Resources.Limits.Cpu().AsApproximateFloat64()
 		}
 	}
-	return usedCores, limitCores, nil
+	return usedCores, limitCores, known, nil
 }
