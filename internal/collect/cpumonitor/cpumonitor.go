@@ -95,7 +95,8 @@ func (m *CPUMonitor) check(ctx context.Context) error {
 }
 
 // poolCores sums what a pool's running workers use and may use; known is
-// false when none of them has a figure.
+// false when there are running workers and none of them has a figure (a pool
+// without running workers uses nothing: that is known).
 func (m *CPUMonitor) poolCores(ctx context.Context, p v1.AppPool, used map[types.NamespacedName]float64) (usedCores, limitCores float64, known bool, err error) {
 	var pods corev1.PodList
 	if err := m.Client.List(ctx, &pods, client.InNamespace(p.Namespace), client.MatchingLabels{
@@ -103,16 +104,20 @@ func (m *CPUMonitor) poolCores(ctx context.Context, p v1.AppPool, used map[types
 	}); err != nil {
 		return 0, 0, false, err
 	}
+	running, measured := 0, 0
 	for _, pod := range pods.Items {
 		if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
 			continue
 		}
-		cores, ok := used[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}]
-		usedCores += cores
-		known = known || ok
+		running++
+		if cores, ok := used[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}]; ok {
+			usedCores += cores
+			measured++
+		}
 		for _, c := range pod.Spec.Containers {
 			limitCores += c.Resources.Limits.Cpu().AsApproximateFloat64()
 		}
 	}
+	known = running == 0 || measured > 0
 	return usedCores, limitCores, known, nil
 }

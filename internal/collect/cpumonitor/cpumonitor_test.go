@@ -127,6 +127,32 @@ func TestTheCPUMonitorKeepsTheLastReadingWhenPrometheusCannotAnswer(t *testing.T
 	}
 }
 
+func TestAPoolWithoutRunningWorkersReadsZeroNotItsLastReading(t *testing.T) {
+	stub := testutil.NewPromStub()
+	defer stub.Close()
+	stub.Set(pool.Namespace, cpuMetric, testutil.PromAnswer{ByPod: map[string]string{"web-pool-a": "0.5", "web-pool-b": "0.3"}})
+	a, b := worker("web-pool-a"), worker("web-pool-b")
+	m := newMonitor(t, stub, appPool(reportOver50, v1.PoolRunning), a, b)
+	if err := m.check(context.Background()); err != nil {
+		t.Fatalf("first check: %v", err)
+	}
+	// Idle shutdown took the workers away: nothing runs, so nothing is used
+	// (an over-limit reading must not outlive its workers).
+	for _, w := range []*corev1.Pod{a, b} {
+		if err := m.Client.Delete(context.Background(), w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another pool of the namespace still has a series: the answer is a reading.
+	stub.Set(pool.Namespace, cpuMetric, testutil.PromAnswer{ByPod: map[string]string{"other-pool-c": "1"}})
+	if err := m.check(context.Background()); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	if got := m.Observations.CPU(pool).Percent; got != 0 {
+		t.Errorf("observed %v%% with no running worker, want 0%%", got)
+	}
+}
+
 func TestTheCPUMonitorWatchesOnlyPoolsWithAReportedLimit(t *testing.T) {
 	for _, tt := range []struct {
 		name string
