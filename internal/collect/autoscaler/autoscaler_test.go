@@ -11,9 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -21,6 +19,7 @@ import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/autoscale"
 	"webfarm.dev/operator/internal/observations"
+	webfarmscheme "webfarm.dev/operator/internal/scheme"
 	"webfarm.dev/operator/internal/testutil"
 	"webfarm.dev/operator/internal/vocabulary"
 )
@@ -46,13 +45,7 @@ func readyPod(name, component, instance string) *corev1.Pod {
 // replicas), routed to by farm "contoso" (one frontend), from stub.
 func newAutoscaler(t *testing.T, stub *testutil.PromStub) *Autoscaler {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := webfarmscheme.New()
 	objects := []client.Object{
 		&v1.AppPool{ObjectMeta: metav1.ObjectMeta{Namespace: pool.Namespace, Name: pool.Name}, Spec: v1.AppPoolSpec{
 			Content:     &v1.Content{ConfigMap: v1.ConfigMapContent{Name: "site"}},

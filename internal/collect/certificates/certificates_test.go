@@ -12,9 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -23,6 +21,7 @@ import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/envoystats"
 	"webfarm.dev/operator/internal/observations"
+	webfarmscheme "webfarm.dev/operator/internal/scheme"
 	"webfarm.dev/operator/internal/vocabulary"
 )
 
@@ -95,13 +94,7 @@ func frontends(t *testing.T, answers []frontend) (port int, pods []client.Object
 // frontends on port, and the work queue it names farms into.
 func newCertificates(t *testing.T, port int, objects ...client.Object) (*Certificates, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := webfarmscheme.New()
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	t.Cleanup(queue.ShutDown)
 	farms := &observations.Notifier{}

@@ -10,14 +10,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/observations"
+	webfarmscheme "webfarm.dev/operator/internal/scheme"
 	"webfarm.dev/operator/internal/testutil"
 	"webfarm.dev/operator/internal/vocabulary"
 )
@@ -49,13 +48,7 @@ func worker(name string) *corev1.Pod {
 
 func newMonitor(t *testing.T, stub *testutil.PromStub, objects ...client.Object) *CPUMonitor {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := webfarmscheme.New()
 	prom, err := promapi.NewClient(promapi.Config{Address: stub.URL})
 	if err != nil {
 		t.Fatal(err)

@@ -8,13 +8,13 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/observations"
+	webfarmscheme "webfarm.dev/operator/internal/scheme"
 	"webfarm.dev/operator/internal/testutil"
 )
 
@@ -33,10 +33,7 @@ func appPool(key types.NamespacedName, memoryLimit string) *v1.AppPool {
 
 func newReader(t *testing.T, stub *testutil.PromStub, objects ...client.Object) *WorkerMemory {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := v1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := webfarmscheme.New()
 	prom, err := promapi.NewClient(promapi.Config{Address: stub.URL})
 	if err != nil {
 		t.Fatal(err)
