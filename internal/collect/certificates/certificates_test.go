@@ -2,9 +2,7 @@ package certificates
 
 import (
 	"context"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"strconv"
 	"testing"
@@ -22,6 +20,7 @@ import (
 	"webfarm.dev/operator/internal/envoystats"
 	"webfarm.dev/operator/internal/observations"
 	webfarmscheme "webfarm.dev/operator/internal/scheme"
+	"webfarm.dev/operator/internal/testutil"
 	"webfarm.dev/operator/internal/vocabulary"
 )
 
@@ -53,29 +52,24 @@ type frontend struct {
 // one port as the frontends' status port is, and returns their pods.
 func frontends(t *testing.T, answers []frontend) (port int, pods []client.Object) {
 	t.Helper()
+	handlers := make([]http.Handler, len(answers))
 	for i, a := range answers {
-		ip := "127.0.0." + strconv.Itoa(i+1)
-		l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		port = l.Addr().(*net.TCPAddr).Port
-		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		handlers[i] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != vocabulary.FrontendMetricsPath || r.URL.RawQuery != envoystats.CertificateQuery {
 				http.NotFound(w, r)
 				return
 			}
 			if a.status == 0 {
-				<-r.Context().Done()
+				testutil.Hang(w, r)
 				return
 			}
 			w.WriteHeader(a.status)
 			_, _ = w.Write([]byte(a.body))
-		}))
-		srv.Listener.Close()
-		srv.Listener = l
-		srv.Start()
-		t.Cleanup(srv.Close)
+		})
+	}
+	port, ips := testutil.ServeOnLoopbackHosts(t, handlers...)
+	for i, a := range answers {
+		ip := ips[i]
 		ready := corev1.ConditionFalse
 		if a.ready {
 			ready = corev1.ConditionTrue

@@ -51,6 +51,8 @@ type FrontendStats struct {
 	Client   client.Client
 	Interval time.Duration
 	HTTP     *http.Client
+	// Port is the frontends' status port (0: vocabulary.FrontendStatusPort).
+	Port int
 	// Observations receives the refusals, a pool's bursts of 5xx responses
 	// as worker failures (rapid-fail protection), the activity (a frontend that
 	// cannot be read keeps its namespace's pools active: unknown is not
@@ -215,6 +217,10 @@ func errorBurst(t *poolTotals, interval time.Duration, now time.Time) (health.Fa
 
 // read fetches one frontend's pool figures from its status port.
 func (s *FrontendStats) read(ctx context.Context, ip string) (map[string]envoystats.Pool, error) {
-	url := fmt.Sprintf("http://%s:%d%s?%s", ip, vocabulary.FrontendStatusPort, vocabulary.FrontendMetricsPath, envoystats.Query)
+	port := s.Port
+	if port == 0 {
+		port = vocabulary.FrontendStatusPort
+	}
+	url := fmt.Sprintf("http://%s:%d%s?%s", ip, port, vocabulary.FrontendMetricsPath, envoystats.Query)
 	return collect.Get(ctx, s.HTTP, url, envoystats.Parse)
 }
