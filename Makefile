@@ -76,10 +76,8 @@ build: ## Build the operator binary (and the e2e tests' application) into bin/.
 	go build -ldflags "-s -w" -o $(BIN)/webfarm-testapp ./test/testapp
 
 .PHONY: test
-test: tools gen-check lint ## Install tools, check generated files, lint, and run every test (the e2e suite needs root).
-	go test ./... -count=1 -timeout 20m
-	$(MAKE) fuzz-short
-	$(MAKE) test-e2e
+test: ## Install tools, check generated files, lint, and run every test (the e2e suite needs root; hack/test.sh).
+	hack/test.sh
 
 .PHONY: test-e2e
 test-e2e: tools images ## Run the end-to-end suite on the local cluster (needs root; starts it unless running, then stops it).

@@ -224,20 +224,26 @@ install_nginx() {
   link nginx "$(command -v nginx)"
 }
 
+# The build tags of Prometheus' commands: Kubernetes service discovery only.
+PROMETHEUS_TAGS=remove_all_sd,enable_kubernetes_sd
+
 # build_promtool: promtool (checks and unit-tests the chart's alerting rules)
 # and promql-metrics (the metric names of PromQL expressions, by Prometheus'
 # own parser), built from the Prometheus module pinned in hack/tools/prometheus
 # (github.com/prometheus/prometheus v0.316.0, Prometheus 3.x), as `go install
-# .../cmd/promtool@v0.316.0` would. Cached by the digest of that folder's
-# sources, so a change to promql-metrics rebuilds it.
+# .../cmd/promtool@v0.316.0` would, but with the build tags of the e2e
+# suite's Prometheus (PROMETHEUS_TAGS): its rule checks need no service
+# discovery, and the cloud providers' mechanisms were most of its compile
+# (their SDKs), which the server then shares. Cached by the digest of that
+# folder's sources and the tags, so a change to promql-metrics rebuilds it.
 build_promtool() {
   local dir="$ROOT/hack/tools/prometheus" sum
-  sum="$(cat "$dir/go.mod" "$dir/go.sum" "$dir"/promql-metrics/*.go | sha256sum | cut -c1-12)"
+  sum="$( (cat "$dir/go.mod" "$dir/go.sum" "$dir"/promql-metrics/*.go && echo "$PROMETHEUS_TAGS") | sha256sum | cut -c1-12)"
   local out="$CACHE/promtool-$sum"
   if [ ! -x "$out/promtool" ] || [ ! -x "$out/promql-metrics" ]; then
     log "building promtool and promql-metrics from the Go module proxy (first time: several minutes)"
     rm -rf "$out.tmp" && mkdir -p "$out.tmp"
-    (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out.tmp/" \
+    (cd "$dir" && CGO_ENABLED=0 go build -trimpath -tags "$PROMETHEUS_TAGS" -ldflags "-s -w" -o "$out.tmp/" \
       github.com/prometheus/prometheus/cmd/promtool ./promql-metrics)
     rm -rf "$out" && mv "$out.tmp" "$out"
   fi
@@ -271,7 +277,7 @@ build_prometheus() {
   if [ ! -x "$out/prometheus" ]; then
     log "building Prometheus $version (Kubernetes service discovery only) from the Go module proxy"
     tmp="$(build_dir "$out")"
-    (cd "$dir" && CGO_ENABLED=0 go build -trimpath -tags remove_all_sd,enable_kubernetes_sd \
+    (cd "$dir" && CGO_ENABLED=0 go build -trimpath -tags "$PROMETHEUS_TAGS" \
       -ldflags "$(prometheus_ldflags "$version")" -o "$tmp/prometheus" github.com/prometheus/prometheus/cmd/prometheus)
     publish "$tmp" "$out" prometheus
   fi
