@@ -38,9 +38,10 @@ type Policy struct {
 	// ScaleUpLead is how long a measured rise takes to be served by new
 	// workers: the metrics' lag, a sync period and the pod start delay.
 	// While the load rises, the pool is planned for the load it reaches by
-	// then if it keeps rising as it did over the last ScaleUpLead (a
-	// reactive autoscaler is otherwise always one start delay behind a
-	// rising load). 0: plan for the measured load only.
+	// then if it keeps rising (a reactive autoscaler is otherwise always one
+	// start delay behind a rising load), as far as both its rise over the
+	// last ScaleUpLead and its trend over the last trendLeads of them
+	// support. 0: plan for the measured load only.
 	ScaleUpLead time.Duration
 }
 
@@ -62,7 +63,7 @@ type Observation struct {
 type Measurement struct {
 	RequestsPerSecond float64
 	// PlannedRequestsPerSecond is the load planned for: the measured one
-	// plus its rise over the last ScaleUpLead.
+	// plus the rise expected over the next ScaleUpLead.
 	PlannedRequestsPerSecond float64
 	CPUCores                 float64
 	MegacyclesPerRequest     float64
@@ -93,7 +94,7 @@ type State struct {
 	// lastCost: the last known megacycles per request, for planning a
 	// forecast while the pool serves nothing.
 	lastCost float64
-	// loads within the last ScaleUpLead, oldest first
+	// loads within the last trendLeads x ScaleUpLead, oldest first
 	loads []measuredLoad
 }
 
@@ -191,20 +192,71 @@ func (s *State) recommend(p Policy, o Observation) (*Measurement, int32, error) 
 	return m, replicas, nil
 }
 
+// trendLeads is how many ScaleUpLeads the trend of the load is fitted over:
+// enough readings that minute-to-minute noise mostly cancels out of the
+// fit, few enough to follow an evening's rise.
+const trendLeads = 5
+
 // planned is the load to plan for: the measured requests/s plus, while they
-// rise, their rise since ScaleUpLead ago (a straight line over the lead).
-// A fall plans for the measured load: scaling in waits for its window.
+// rise, their rise over the next ScaleUpLead. The rise planned is the
+// smaller of two estimates: the rise since a lead ago (a straight line
+// through that reading and this one) and the least-squares trend of the
+// readings over trendLeads leads, less its standard error. On a noisy load
+// the first swings with every minute's noise, and the trend does not; after
+// a step the trend still slopes for minutes, and the rise since a lead ago
+// is over once the step is measured. A fall plans for the measured load:
+// scaling in waits for its window.
 func (s *State) planned(lead time.Duration, o Observation) float64 {
 	if lead <= 0 || !valid(o.RequestsPerSecond) {
 		return o.RequestsPerSecond
 	}
 	s.loads = append(s.loads, measuredLoad{at: o.At, requestsPerSecond: o.RequestsPerSecond})
 	cut := 0
-	for cut < len(s.loads) && o.At.Sub(s.loads[cut].at) > lead {
+	for cut < len(s.loads) && o.At.Sub(s.loads[cut].at) > trendLeads*lead {
 		cut++
 	}
 	s.loads = s.loads[cut:]
-	return o.RequestsPerSecond + max(0, o.RequestsPerSecond-s.loads[0].requestsPerSecond)
+	sinceLead := o.RequestsPerSecond
+	for _, l := range s.loads {
+		if o.At.Sub(l.at) <= lead {
+			sinceLead -= l.requestsPerSecond
+			break
+		}
+	}
+	rise := min(sinceLead, trendPerSecond(s.loads)*lead.Seconds())
+	return o.RequestsPerSecond + max(0, rise)
+}
+
+// trendPerSecond is the least-squares slope of the loads (requests/s per
+// second) less its standard error: a slope that noise alone could give
+// counts as none. Fewer than three loads give no trend.
+func trendPerSecond(loads []measuredLoad) float64 {
+	n := float64(len(loads))
+	if n < 3 {
+		return 0
+	}
+	last := loads[len(loads)-1].at
+	var meanT, meanX float64
+	for _, l := range loads {
+		meanT += l.at.Sub(last).Seconds() / n
+		meanX += l.requestsPerSecond / n
+	}
+	var stt, stx float64
+	for _, l := range loads {
+		t := l.at.Sub(last).Seconds() - meanT
+		stt += t * t
+		stx += t * (l.requestsPerSecond - meanX)
+	}
+	if stt == 0 {
+		return 0
+	}
+	slope := stx / stt
+	var residuals float64
+	for _, l := range loads {
+		r := l.requestsPerSecond - meanX - slope*(l.at.Sub(last).Seconds()-meanT)
+		residuals += r * r
+	}
+	return slope - math.Sqrt(residuals/(n-2)/stt)
 }
 
 // replicasFor is how many workers give the required megahertz. The ready
