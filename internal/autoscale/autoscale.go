@@ -2,9 +2,10 @@
 // its measured cycles per request (internal/capacity), as the IIS 6.0 case
 // study plans capacity: scale out at once when the load needs more cycles
 // than the workers offer at the target utilisation, scale in only after the
-// need has stayed lower for a stabilisation window, and never scale on
-// figures that are unknown. Pure: the controller feeds it observations and
-// applies its decisions; the autoscaling benchmark replays traces through it.
+// need has stayed lower for a stabilisation window (clearly lower, or for
+// longer), and never scale on figures that are unknown. Pure: the
+// controller feeds it observations and applies its decisions; the
+// autoscaling benchmark replays traces through it.
 package autoscale
 
 import (
@@ -89,7 +90,8 @@ var errNoWorkerMeasured = errors.New("requests but no worker measured: cycles pe
 // State is what the autoscaler remembers of a pool between observations.
 type State struct {
 	since time.Time // first observation: the window is complete after it
-	// recent recommendations within the stabilisation window, oldest first
+	// recent recommendations within marginWindows stabilisation windows,
+	// oldest first
 	recent []recommendation
 	// lastCost: the last known megacycles per request, for planning a
 	// forecast while the pool serves nothing.
@@ -104,8 +106,10 @@ type measuredLoad struct {
 }
 
 type recommendation struct {
-	at       time.Time
-	replicas int32
+	at time.Time
+	// replicas for the load measured; withMargin for it and scaleInMargin
+	// more
+	replicas, withMargin int32
 }
 
 // Decide gives the replica count for a pool now running current workers.
@@ -122,7 +126,11 @@ func (s *State) Decide(p Policy, current int32, o Observation) Decision {
 		hold = min(hold, max(current, p.MaxReplicas))
 		return decision(current, hold, hold, nil, true, fmt.Sprintf("metrics unavailable (%v): holding %d workers", err, hold))
 	}
-	s.remember(o.At, recommended, p.StabilizationWindow)
+	margined := recommended
+	if r, err := replicasFor(m.RequiredMHz*(1+scaleInMargin), p, o.Workers); err == nil {
+		margined = max(recommended, r)
+	}
+	s.remember(recommendation{at: o.At, replicas: recommended, withMargin: margined}, marginWindows*p.StabilizationWindow)
 	why := fmt.Sprintf("%.1f requests/s x %.2f megacycles/request at %.0f %% target needs %.0f MHz: %d workers",
 		m.RequestsPerSecond, m.MegacyclesPerRequest, p.TargetUtilization*100, m.RequiredMHz, recommended)
 	if m.PlannedRequestsPerSecond > m.RequestsPerSecond {
@@ -140,13 +148,41 @@ func (s *State) Decide(p Policy, current int32, o Observation) Decision {
 	case o.At.Sub(s.since) < p.StabilizationWindow:
 		return decision(current, current, recommended, m, false, why+"; holding until the stabilisation window has passed")
 	}
-	// Scale in to the highest recommendation of the window: a dip shorter
-	// than the window moves nothing.
-	stable := s.highestRecent()
+	stable, which := s.scaleInTo(o.At, p.StabilizationWindow)
 	if stable >= current {
-		return decision(current, current, recommended, m, false, why+fmt.Sprintf("; holding: %d recommended within the last %s", stable, p.StabilizationWindow))
+		return decision(current, current, recommended, m, false, why+fmt.Sprintf("; holding: %d is %s", stable, which))
 	}
-	return decision(current, stable, recommended, m, false, why+fmt.Sprintf("; %d is the most recommended within the last %s", stable, p.StabilizationWindow))
+	return decision(current, stable, recommended, m, false, why+fmt.Sprintf("; %d is %s", stable, which))
+}
+
+// A pool scales in to the most workers recommended within the
+// stabilisation window for its load and scaleInMargin more, or, once the
+// need has stayed below its count for marginWindows windows, for its load
+// alone. A dip shorter than the window moves nothing; a load whose noise
+// swings around a whole number of workers keeps the higher number for a
+// while instead of scaling in and out with every swing (on the benchmark's
+// noisy days this halves the scaling actions and the minutes above the cap
+// for a few percent more replica-minutes); and a load that has really
+// settled just below a count still gets it.
+const (
+	scaleInMargin = 0.15
+	marginWindows = 3
+)
+
+// scaleInTo is the count a pool may scale in to now, and which
+// recommendations gave it.
+func (s *State) scaleInTo(now time.Time, window time.Duration) (int32, string) {
+	margined, settled := int32(math.MinInt32), int32(math.MinInt32)
+	for _, r := range s.recent {
+		if now.Sub(r.at) <= window {
+			margined = max(margined, r.withMargin)
+		}
+		settled = max(settled, r.replicas)
+	}
+	if margined <= settled {
+		return margined, fmt.Sprintf("the most recommended within the last %s with a %.0f %% margin", window, scaleInMargin*100)
+	}
+	return settled, fmt.Sprintf("the most recommended within the last %s", marginWindows*window)
 }
 
 func decision(current, replicas, recommended int32, m *Measurement, unavailable bool, reason string) Decision {
@@ -317,19 +353,12 @@ func meanClock(workers []capacity.Worker, defaultMHz float64) float64 {
 	return sum / float64(len(workers))
 }
 
-func (s *State) remember(at time.Time, replicas int32, window time.Duration) {
-	s.recent = append(s.recent, recommendation{at: at, replicas: replicas})
+// remember keeps a recommendation and those of the last keep.
+func (s *State) remember(r recommendation, keep time.Duration) {
+	s.recent = append(s.recent, r)
 	cut := 0
-	for cut < len(s.recent) && at.Sub(s.recent[cut].at) > window {
+	for cut < len(s.recent) && r.at.Sub(s.recent[cut].at) > keep {
 		cut++
 	}
 	s.recent = s.recent[cut:]
-}
-
-func (s *State) highestRecent() int32 {
-	var highest int32 = math.MinInt32
-	for _, r := range s.recent {
-		highest = max(highest, r.replicas)
-	}
-	return highest
 }
