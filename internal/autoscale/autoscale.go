@@ -161,9 +161,9 @@ func (s *State) Decide(p Policy, current int32, o Observation) Decision {
 // alone. A dip shorter than the window moves nothing; a load whose noise
 // swings around a whole number of workers keeps the higher number for a
 // while instead of scaling in and out with every swing (on the benchmark's
-// noisy days this halves the scaling actions and the minutes above the cap
-// for a few percent more replica-minutes); and a load that has really
-// settled just below a count still gets it.
+// noisy days this cuts the scaling actions and the minutes above the cap
+// by half or more, for 2 to 6 % more replica-minutes); and a load that has
+// really settled just below a count still gets it.
 const (
 	scaleInMargin = 0.15
 	marginWindows = 3
