@@ -29,7 +29,7 @@ func alternateNodes(place int) float64 {
 
 func scenarios() []scenario {
 	contoso := contosoDays(1, 2)
-	return []scenario{
+	cases := []scenario{
 		{
 			key: "contoso", title: "Contoso: a normal day, then the campaign day at double",
 			about:  "two days from 04:00, the quietest hour; a day of a night trough of 30 requests/s, a working day near 100 and 300 from 18:00 to 23:00, then the same day doubled (from 04:00 on day 2)",
@@ -53,6 +53,66 @@ func scenarios() []scenario {
 			length: int(day), load: contosoDays(1), megacycles: step(clock(12, 0), contosoMegacycles, 1.4*contosoMegacycles), nodeMHz: sameNodes(slowMHz),
 		},
 	}
+	return append(cases, noisyScenarios()...)
+}
+
+// Seeds of the noisy cases: any fixed numbers; a case's seed gives its
+// noise and bursts, the same on same and mixed nodes.
+const (
+	noise15Seed = 15
+	noise30Seed = 30
+	wanderSeed  = 42
+	burstSeed   = 7
+	flashSeed   = 2000
+)
+
+// noisyScenarios are the seed's traffic as real traffic comes: minute to
+// minute noise of several levels and shapes, and short bursts. Each runs on
+// same and on mixed nodes.
+func noisyScenarios() []scenario {
+	twoDays := int(2 * day)
+	minutes := twoDays / 60
+	traces := []scenario{
+		{
+			key: "noise-15", title: "Noise ±15 %: the Contoso days, each minute up to 15 % off",
+			about:  "the Contoso trace times a multiple for each clock minute, drawn evenly from 0.85 to 1.15 (seed 15)",
+			length: twoDays, load: product(contosoDays(1, 2), perMinute(whiteNoise(noise15Seed, 0.15, minutes))),
+		},
+		{
+			key: "noise-30", title: "Noise ±30 %: the Contoso days, each minute up to 30 % off",
+			about:  "the Contoso trace times a multiple for each clock minute, drawn evenly from 0.7 to 1.3 (seed 30)",
+			length: twoDays, load: product(contosoDays(1, 2), perMinute(whiteNoise(noise30Seed, 0.30, minutes))),
+		},
+		{
+			key: "wander-30", title: "Wandering ±30 %: the Contoso days, drifting off for minutes at a time",
+			about:  "the Contoso trace times a multiple for each clock minute that keeps 90 % of the last minute's deviation, cut at 0.7 and 1.3 (seed 42)",
+			length: twoDays, load: product(contosoDays(1, 2), perMinute(wanderingNoise(wanderSeed, 0.30, 0.9, minutes))),
+		},
+		{
+			key: "bursts", title: "Bursts: the Contoso days with ±15 % noise and 12 bursts of 2x to 3x",
+			about:  "the noise-15 trace times 12 bursts at random moments, each rising over 20 s to 2x to 3x, holding 1 to 3 minutes and falling over 20 s (seed 7)",
+			length: twoDays, load: product(product(contosoDays(1, 2), perMinute(whiteNoise(noise15Seed, 0.15, minutes))), bursts(burstSeed, 12, 2*day)),
+		},
+		{
+			key: "noisy-flash-crowd", title: "Noisy flash crowd: the flash crowd with ±30 % noise",
+			about:  "the flash-crowd trace times a multiple for each clock minute, drawn evenly from 0.7 to 1.3 (seed 2000)",
+			length: int(day), load: product(product(contosoDays(1), surge(clock(20, 0), 60, 15*60, 4)), perMinute(whiteNoise(flashSeed, 0.30, int(day)/60))),
+			flashCrowd: true,
+		},
+	}
+	var cases []scenario
+	for _, sc := range traces {
+		sc.megacycles = constant(contosoMegacycles)
+		same, mixed := sc, sc
+		same.nodeMHz = sameNodes(slowMHz)
+		same.about += "; every pod on a 550 MHz node"
+		mixed.key += "-mixed"
+		mixed.title += ", on mixed nodes"
+		mixed.nodeMHz = alternateNodes
+		mixed.about += "; pods alternate between 550 MHz and 900 MHz nodes"
+		cases = append(cases, same, mixed)
+	}
+	return cases
 }
 
 // defaults is the model the benchmark runs unless flags say otherwise.

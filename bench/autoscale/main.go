@@ -1,6 +1,7 @@
 // Command autoscale is the autoscaling benchmark: a deterministic
 // simulation that replays the seed's Contoso traffic (and a mixed farm, a
-// flash crowd and a dearer release) through the operator's autoscaler, the
+// flash crowd, a dearer release, and the same days with seeded noise and
+// bursts, on same and mixed nodes) through the operator's autoscaler, the
 // Kubernetes HPA's algorithm on CPU and a KEDA-style requests/s threshold,
 // all reading the same Prometheus-like measurements, and compares them with
 // an oracle that knows the future. See bench/README.md.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"sort"
 )
 
@@ -107,4 +109,89 @@ func meanAndPeak(t trace, from, to float64) (mean, peak float64) {
 		n++
 	}
 	return sum / float64(n), peak
+}
+
+// A noisy day is the smooth one times a multiple for each clock minute. The
+// multiples come from a generator seeded by the case, so a run is as
+// deterministic as one on the smooth trace: the same seed, the same noise.
+func generator(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)) }
+
+// whiteNoise is a multiple for each of minutes: 1 plus level times a number
+// drawn evenly from [-1, 1], each minute on its own (the load jumps from
+// minute to minute by up to twice the level).
+func whiteNoise(seed uint64, level float64, minutes int) []float64 {
+	g := generator(seed)
+	m := make([]float64, minutes)
+	for i := range m {
+		m[i] = 1 + level*(2*g.Float64()-1)
+	}
+	return m
+}
+
+// wanderingNoise is a multiple for each of minutes that wanders: each
+// minute keeps keep of the last one's deviation and adds a fresh draw, so
+// the load drifts above or below the day's shape for several minutes, as a
+// site's audience does. Its deviations spread as much as whiteNoise's
+// (keep 0 is white noise); they are centred on the run's mean, as a drift
+// that lasts many minutes would otherwise move a day's mean, and cut at
+// the level.
+func wanderingNoise(seed uint64, level, keep float64, minutes int) []float64 {
+	g := generator(seed)
+	d := make([]float64, minutes)
+	var last float64
+	for i := range d {
+		last = keep*last + math.Sqrt(1-keep*keep)*(2*g.Float64()-1)
+		d[i] = last
+	}
+	mean := meanOf(d)
+	m := make([]float64, minutes)
+	for i := range d {
+		m[i] = 1 + level*min(1, max(-1, d[i]-mean))
+	}
+	return m
+}
+
+// perMinute is a trace that holds multiples[k] through the k-th minute of a
+// run (the last one beyond).
+func perMinute(multiples []float64) trace {
+	return func(at float64) float64 {
+		k := min(max(int(at/60), 0), len(multiples)-1)
+		return multiples[k]
+	}
+}
+
+// burstRise is how fast a short burst comes and goes: a link shared on a
+// busy site, a retry storm.
+const burstRise = 20.0
+
+// bursts is a multiple of the load with n short bursts within length
+// seconds: each starts at a random moment (at least half an hour from the
+// others and from the run's ends), rises over burstRise seconds to a random
+// multiple in [2, 3], holds it for a random 1 to 3 minutes and falls back.
+func bursts(seed uint64, n int, length float64) trace {
+	g := generator(seed)
+	const apart = 30 * 60
+	var starts []float64
+	for len(starts) < n {
+		at := math.Round(apart + g.Float64()*(length-2*apart))
+		if !slices.ContainsFunc(starts, func(s float64) bool { return math.Abs(s-at) < apart }) {
+			starts = append(starts, at)
+		}
+	}
+	slices.Sort(starts)
+	knots := []knot{{0, 1}}
+	for _, at := range starts {
+		factor := 2 + g.Float64()
+		hold := math.Round(60 + 120*g.Float64())
+		knots = append(knots, knot{at, 1}, knot{at + burstRise, factor}, knot{at + burstRise + hold, factor}, knot{at + 2*burstRise + hold, 1})
+	}
+	return piecewiseLinear(knots)
+}
+
+func meanOf(values []float64) float64 {
+	var sum float64
+	for _, v := range values {
+		sum += v
+	}
+	return sum / float64(len(values))
 }

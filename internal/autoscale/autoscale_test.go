@@ -153,3 +153,40 @@ func nanValue() float64 {
 	zero := 0.0
 	return zero / zero
 }
+
+// Four 550 MHz workers: 220 requests/s (1,833 MHz) need all four; 190
+// (1,583 MHz) need three, but not with 15 % more (1,821 MHz); 120 (1,000
+// MHz) need two, and three with 15 % more.
+func TestAPoolScalesInWithAMarginForNoise(t *testing.T) {
+	at := func(minutes int, rps float64) Observation {
+		return load(t0.Add(time.Duration(minutes)*time.Minute), rps, 4, 550)
+	}
+	tests := []struct {
+		name    string
+		history []Observation
+		obs     Observation
+		want    int32
+		reason  string
+	}{
+		{"a need within 15 % of the count keeps a count needed within the last three windows",
+			[]Observation{at(0, 220), at(3, 190), at(6, 190)}, at(9, 190), 4, "holding: 4 is the most recommended within the last 5m0s with a 15 % margin"},
+		{"three windows after the count was last needed the pool scales in, even within the margin",
+			[]Observation{at(0, 220), at(3, 190), at(6, 190), at(9, 190), at(12, 190)}, at(16, 190), 3, "3 is the most recommended within the last 15m0s"},
+		{"a need that falls further scales in after one window, to the count that leaves the margin",
+			[]Observation{at(0, 220), at(3, 120)}, at(6, 120), 3, "3 is the most recommended within the last 5m0s with a 15 % margin"},
+		{"a need that has stayed low for three windows scales in to the count it needs",
+			[]Observation{at(0, 220), at(3, 120), at(6, 120), at(9, 120), at(12, 120)}, at(16, 120), 2, "within the last 15m0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s State
+			for _, o := range tt.history {
+				s.Decide(contoso(), 4, o)
+			}
+			d := s.Decide(contoso(), 4, tt.obs)
+			if d.Replicas != tt.want || !strings.Contains(d.Reason, tt.reason) {
+				t.Errorf("%d replicas (%s), want %d (%s)", d.Replicas, d.Reason, tt.want, tt.reason)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package autoscale
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,15 @@ func TestARisingLoadIsPlannedOneLeadAhead(t *testing.T) {
 		{"unavailable metrics in the history plan nothing", 2 * time.Minute,
 			[]Observation{{At: t0, RequestsPerSecond: nanValue(), Complete: true}},
 			load(t0.Add(time.Minute), 198, 3, 550), 3, ""},
+		{"a reading above the one a lead ago plans no rise when the trend of the last ten minutes is flat", 2 * time.Minute,
+			every(15*time.Second, slices.Repeat([]float64{132, 198, 140, 190}, 9)...),
+			load(t0.Add(36*15*time.Second), 198, 3, 550), 3, ""},
+		{"a step plans no rise once the reading a lead ago has it too", 2 * time.Minute,
+			every(15*time.Second, 66, 66, 66, 66, 66, 66, 66, 66, 66, 66, 198, 198, 198, 198, 198, 198, 198, 198),
+			load(t0.Add(18*15*time.Second), 198, 3, 550), 3, ""},
+		{"a steady rise over ten minutes is planned a lead ahead", 2 * time.Minute,
+			every(time.Minute, 110, 118.8, 127.6, 136.4, 145.2, 154, 162.8, 171.6, 180.4, 189.2),
+			load(t0.Add(10*time.Minute), 198, 3, 550), 4, "rising to 215.6 requests/s within 2m0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,6 +101,43 @@ func TestWorkersOnMixedClocksCountAtTheirOwnClocks(t *testing.T) {
 			d := s.Decide(contoso(), int32(len(tt.obs.Workers)), tt.obs)
 			if d.Recommended != tt.want {
 				t.Errorf("%d recommended, want %d (%s)", d.Recommended, tt.want, d.Reason)
+			}
+		})
+	}
+}
+
+// every is observations of the loads (requests/s on 3 workers of 550 MHz)
+// from t0, one every interval.
+func every(interval time.Duration, loads ...float64) []Observation {
+	obs := make([]Observation, len(loads))
+	for i, rps := range loads {
+		obs[i] = load(t0.Add(time.Duration(i)*interval), rps, 3, 550)
+	}
+	return obs
+}
+
+func TestTrendPerSecond(t *testing.T) {
+	at := func(seconds ...float64) []measuredLoad {
+		loads := make([]measuredLoad, len(seconds))
+		for i, rps := range seconds {
+			loads[i] = measuredLoad{at: t0.Add(time.Duration(i) * 15 * time.Second), requestsPerSecond: rps}
+		}
+		return loads
+	}
+	tests := []struct {
+		name     string
+		loads    []measuredLoad
+		from, to float64
+	}{
+		{"a straight line's trend is its slope", at(100, 103, 106, 109), 0.2, 0.2},
+		{"noise around a flat line has no trend", at(100, 130, 80, 120, 90, 110, 70, 125, 100), -100, 0},
+		{"a noisy rise counts for less than its slope", at(100, 115, 105, 125, 115, 135, 125, 145), 0.1, 0.6},
+		{"two readings give no trend", at(100, 200), 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := trendPerSecond(tt.loads); got < tt.from-1e-9 || got > tt.to+1e-9 {
+				t.Errorf("%.4f requests/s per second, want %.4f to %.4f", got, tt.from, tt.to)
 			}
 		})
 	}
