@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,6 +25,7 @@ import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
 	"webfarm.dev/operator/internal/cacheadmin"
+	"webfarm.dev/operator/internal/cachetier"
 	"webfarm.dev/operator/internal/metrics"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/observations"
@@ -48,13 +48,19 @@ type CachePolicyReconciler struct {
 	// Agents asks the cache pods' agents for purges (Port 0:
 	// vocabulary.AgentAdminPort).
 	Agents cacheadmin.Client
-	// Observations holds the tiers' counters and use for their status (nil:
-	// none collected).
+	// Observations holds the tiers' counters and use for their status, and
+	// since when each policy is unreferenced (nil: none collected, and the
+	// reconciler keeps its notes itself).
 	Observations *observations.Store
 	// Notifier, when set, names policies whose tier's figures are due.
 	Notifier *observations.Notifier
 	// Clock tells the time (nil: the real clock).
 	Clock clock.PassiveClock
+
+	// ownNotes keeps since when policies are unreferenced when Observations
+	// is nil (a reconciler a test builds alone), so that their tiers are
+	// still retired after the grace.
+	ownNotes observations.Store
 }
 
 // +kubebuilder:rbac:groups=webfarm.dev,resources=cachepolicies,verbs=get;list;watch
@@ -70,9 +76,7 @@ func (r *CachePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err := r.Get(ctx, req.NamespacedName, policy); err != nil {
 		if apierrors.IsNotFound(err) {
 			metrics.ForgetCache(req.Namespace, req.Name)
-			if r.Observations != nil {
-				r.Observations.ForgetCacheTier(req.NamespacedName)
-			}
+			r.notes().ForgetCacheTier(req.NamespacedName)
 			recordStartupBlocked("CachePolicy", req.Namespace, req.Name, "")
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -130,20 +134,20 @@ func (r *CachePolicyReconciler) reconcile(ctx context.Context, policy *v1.CacheP
 	if err != nil {
 		return failedAgain(err)
 	}
+	d, err := r.decide(ctx, policy, pools)
+	if err != nil {
+		return failedAgain(err)
+	}
 	policy.Status.Pools = pools
-	if len(pools) == 0 {
+	if d.Tier != cachetier.Serve {
 		policy.Status.Ready = ""
-		policy.Status.PoolContent = nil
-		unreferenced := verdict{Reason: v1.ReasonNotReferenced, Message: "no route names this policy, so it runs no cache tier"}
-		// The frontends stop routing through the tier a moment after the
-		// farm changed: the tier serves until then.
-		if wait := tierRemovalGrace - unreferencedFor(policy, readClock(r.Clock)); wait > 0 {
-			return unreferenced, wait, nil
+		policy.Status.PoolContent = d.PoolContent
+		if d.Tier == cachetier.Retire {
+			if err := r.removeCacheTier(ctx, policy); err != nil {
+				return failedAgain(err)
+			}
 		}
-		if err := r.removeCacheTier(ctx, policy); err != nil {
-			return failedAgain(err)
-		}
-		return unreferenced, 0, nil
+		return verdict{Reason: v1.ReasonNotReferenced, Message: "no route names this policy, so it runs no cache tier"}, d.Recheck, nil
 	}
 	upstreams, unresolved, err := r.poolAddresses(ctx, policy.Namespace, pools)
 	if err != nil {
@@ -160,12 +164,7 @@ func (r *CachePolicyReconciler) reconcile(ctx context.Context, policy *v1.CacheP
 	if err != nil {
 		return failedAgain(err)
 	}
-	// Purges: asked for with the annotation, and after a pool's content changed.
-	if err := r.syncPurgeRequest(ctx, policy); err != nil {
-		return failedAgain(err)
-	}
-	again, err := r.syncPoolContent(ctx, policy, pools)
-	if err != nil {
+	if err := r.purge(ctx, policy, d); err != nil {
 		return failedAgain(err)
 	}
 	desired, ready, _ := replicaCounts(cache)
@@ -178,27 +177,42 @@ func (r *CachePolicyReconciler) reconcile(ctx context.Context, policy *v1.CacheP
 		v = verdict{Ready: true, Degraded: true, Reason: v1.ReasonPoolsNotReady,
 			Message: "no Service yet for pools " + strings.Join(unresolved, ", ") + "; their cached routes answer 421"}
 	}
-	return v, again, nil
+	return v, d.Recheck, nil
+}
+
+// decide gathers what the tier's decision reads (the pools behind it, the
+// purge annotation, the status, since when the policy is unreferenced, the
+// time) and makes it; it notes since when the policy is unreferenced for the
+// next decision.
+func (r *CachePolicyReconciler) decide(ctx context.Context, policy *v1.CachePolicy, pools []string) (cachetier.Decision, error) {
+	key := client.ObjectKeyFromObject(policy)
+	in := cachetier.Input{PurgeToken: policy.Annotations[v1.PurgeAnnotation], Status: policy.Status, Now: readClock(r.Clock),
+		Observed: cachetier.Observations{UnreferencedSince: r.notes().CacheTierUnreferencedSince(key)}}
+	for _, pool := range pools {
+		p, err := r.poolBehind(ctx, policy.Namespace, pool)
+		if err != nil {
+			return cachetier.Decision{}, err
+		}
+		in.Pools = append(in.Pools, p)
+	}
+	d := cachetier.Decide(in)
+	r.notes().NoteCacheTierUnreferenced(key, d.UnreferencedSince)
+	return d, nil
+}
+
+// notes is where the reconciler notes what it saw for its next decision:
+// the shared store, or its own without one.
+func (r *CachePolicyReconciler) notes() *observations.Store {
+	if r.Observations != nil {
+		return r.Observations
+	}
+	return &r.ownNotes
 }
 
 // failedAgain is failed for reconcilers that also say when to look again.
 func failedAgain(err error) (verdict, time.Duration, error) {
 	v, err := failed(err)
 	return v, 0, err
-}
-
-// tierRemovalGrace is how long an unreferenced tier keeps serving: far
-// longer than the frontends take to apply their new routes.
-const tierRemovalGrace = 10 * time.Second
-
-// unreferencedFor is how long the policy has been reported unreferenced
-// (zero if it is only now).
-func unreferencedFor(policy *v1.CachePolicy, at time.Time) time.Duration {
-	c := meta.FindStatusCondition(policy.Status.Conditions, v1.ConditionReady)
-	if c == nil || c.Reason != v1.ReasonNotReferenced {
-		return 0
-	}
-	return at.Sub(c.LastTransitionTime.Time)
 }
 
 // poolsBehind lists, sorted, the pools of every route in the namespace that

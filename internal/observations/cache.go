@@ -1,6 +1,8 @@
 package observations
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
@@ -20,6 +22,9 @@ type cacheTier struct {
 	growing   v1.CacheCounters
 	published CacheTier
 	ready     bool // published at least once
+	// unreferencedSince is when the CachePolicy reconciler first saw no
+	// route name the policy (zero: not seen so, or named again since).
+	unreferencedSince time.Time
 }
 
 // AddCacheGrowth counts what a tier's agents counted since their previous reading.
@@ -59,6 +64,34 @@ func (s *Store) CacheTierWritten(policy types.NamespacedName, written CacheTier)
 	if t, ok := s.cache[policy]; ok {
 		addScaled(&t.published.Grown, written.Grown, -1)
 	}
+}
+
+// CacheTierUnreferencedSince is when the CachePolicy reconciler first saw
+// no route name the policy (zero: it has not noted that).
+func (s *Store) CacheTierUnreferencedSince(policy types.NamespacedName) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.cache[policy]; ok {
+		return t.unreferencedSince
+	}
+	return time.Time{}
+}
+
+// NoteCacheTierUnreferenced notes since when no route names the policy; zero
+// forgets the note (a route names it again). The tier's removal grace counts
+// from this note. It lives in memory only: after the operator restarts, the
+// grace starts again, so the tier serves a little longer, never less than
+// the frontends need to stop routing through it.
+func (s *Store) NoteCacheTierUnreferenced(policy types.NamespacedName, since time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if since.IsZero() {
+		if t, ok := s.cache[policy]; ok {
+			t.unreferencedSince = time.Time{}
+		}
+		return
+	}
+	s.tier(policy).unreferencedSince = since
 }
 
 // tier is a policy's figures, made on first use; s.mu is held.

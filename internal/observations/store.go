@@ -1,12 +1,13 @@
 // Package observations is the one store of what the collectors see of each
 // pool, cache tier and farm between two decisions: per-worker requests and
 // memory, queue refusals, worker failures, CPU readings, the autoscaler's
-// decisions, when a pool last got requests, the cache tiers' counters, the certificates each
-// farm's frontends serve. The collectors write
-// and tell the reconcilers through a Notifier; the reconcilers read when
-// they decide and put what belongs in a status into the status they write.
-// Every figure is keyed by its object's namespace and name. Safe for
-// concurrent use.
+// decisions, when a pool last got requests, the cache tiers' counters, the
+// certificates each farm's frontends serve; and of what a reconciler saw
+// that its status does not keep: since when no route names a cache policy.
+// The collectors write and tell the reconcilers through a Notifier; the
+// reconcilers read when they decide and put what belongs in a status into
+// the status they write. Every figure is keyed by its object's namespace and
+// name. Safe for concurrent use.
 package observations
 
 import (
@@ -59,7 +60,7 @@ func (s *Store) ForgetPool(pool types.NamespacedName) {
 	s.failures.Forget(pool.String())
 }
 
-// ForgetCacheTier drops a deleted cache policy's figures.
+// ForgetCacheTier drops a deleted cache policy's figures and notes.
 func (s *Store) ForgetCacheTier(policy types.NamespacedName) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

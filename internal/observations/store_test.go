@@ -69,3 +69,33 @@ func TestTheNotifierKeepsEveryKeyForTheReconcilersQueue(t *testing.T) {
 	var nobody *Notifier
 	nobody.Notify(key("web", "shop")) // tells no one, and does not panic
 }
+
+func TestSinceWhenACacheTierIsUnreferencedIsNotedUntilARouteNamesItOrItIsDeleted(t *testing.T) {
+	var s Store
+	static := key("web", "static")
+	at := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	steps := []struct {
+		name  string
+		note  func()
+		since time.Time
+	}{
+		{"a tier never noted has no time", func() {}, time.Time{}},
+		{"a forgotten note on a tier never noted is no note", func() { s.NoteCacheTierUnreferenced(static, time.Time{}) }, time.Time{}},
+		{"a tier noted unreferenced has the noted time", func() { s.NoteCacheTierUnreferenced(static, at) }, at},
+		{"a route naming it again forgets the note", func() { s.NoteCacheTierUnreferenced(static, time.Time{}) }, time.Time{}},
+		{"a tier noted again has the new time", func() { s.NoteCacheTierUnreferenced(static, at.Add(time.Minute)) }, at.Add(time.Minute)},
+		{"a deleted policy's note is forgotten", func() { s.ForgetCacheTier(static) }, time.Time{}},
+	}
+	for _, step := range steps {
+		t.Run(step.name, func(t *testing.T) {
+			step.note()
+			if got := s.CacheTierUnreferencedSince(static); !got.Equal(step.since) {
+				t.Errorf("unreferenced since %v, want %v", got, step.since)
+			}
+		})
+	}
+	s.NoteCacheTierUnreferenced(static, at)
+	if _, ok := s.CacheTierDue(static); ok {
+		t.Error("a note made the tier's counters due")
+	}
+}
