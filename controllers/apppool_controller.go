@@ -36,8 +36,12 @@ type AppPoolReconciler struct {
 	// ConfigMap or claim a pool's content names (nil: not checked).
 	APIReader client.Reader
 	Applier   *apply.Applier
-	Platform  model.Platform
-	Recorder  events.EventRecorder
+	// Models are the operator's resolved farms and pools, shared with the
+	// routing controller and the collectors (nil: each reconcile resolves
+	// its pool with Platform).
+	Models   *model.Models
+	Platform model.Platform
+	Recorder events.EventRecorder
 	// Observations is what the collectors and the workers' pods showed of
 	// the pools (nil: nothing collected; rapid-fail protection, CPU and
 	// recycling limits and the autoscaler never act).
@@ -69,6 +73,9 @@ func (r *AppPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		if apierrors.IsNotFound(err) {
 			if r.Observations != nil {
 				r.Observations.ForgetPool(req.NamespacedName)
+			}
+			if r.Models != nil {
+				r.Models.ForgetPool(req.NamespacedName)
 			}
 			forgetPoolMetrics(req.Namespace, req.Name)
 			recordStartupBlocked("AppPool", req.Namespace, req.Name, "")
@@ -107,7 +114,7 @@ func (r *AppPoolReconciler) countRefusals(pool *v1.AppPool) func() {
 // the next change). It reads straight down: resolve the spec, check what it
 // names, gather the observations, decide, render and apply, report.
 func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (verdict, time.Duration, error) {
-	spec, err := model.ResolvePool(pool, r.Platform)
+	spec, err := r.PoolModel(pool)
 	if err != nil {
 		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, 0, nil
 	}
@@ -169,6 +176,12 @@ func (r *AppPoolReconciler) reconcile(ctx context.Context, pool *v1.AppPool) (ve
 		return v, 0, err
 	}
 	return v, d.Recheck, nil
+}
+
+// PoolModel is the model the reconciler renders the pool from (before its
+// runtime state), or why its spec does not resolve.
+func (r *AppPoolReconciler) PoolModel(pool *v1.AppPool) (model.Pool, error) {
+	return modelsOr(r.Models, r.Platform).Pool(pool)
 }
 
 // observe gathers what the collectors saw of the pool.

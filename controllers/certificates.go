@@ -45,12 +45,13 @@ func certificateVerdict(sites []model.Site, frontends []map[string]envoystats.Ce
 }
 
 // setCertificates sets CertificatesReady from what the certificates
-// collector (internal/collect/certificates) stored of the farm's frontends,
+// collector (internal/collect/certificates) stored of the farm's frontends
+// and the farm's model m (invalid: why the farm's spec does not resolve),
 // with a Warning event when a site's certificate goes bad. With nothing
 // stored (no HTTPS site, no frontend read yet) the condition stays as it
 // is. A condition an older operator applied under a field manager of its
 // own is simply overwritten: the status write is a merge patch.
-func (r *WebFarmReconciler) setCertificates(farm *v1.WebFarm) {
+func (r *WebFarmReconciler) setCertificates(farm *v1.WebFarm, m model.Farm, invalid error) {
 	if r.Observations == nil {
 		return
 	}
@@ -58,8 +59,7 @@ func (r *WebFarmReconciler) setCertificates(farm *v1.WebFarm) {
 	if !ok {
 		return
 	}
-	m, err := model.ResolveFarm(farm, r.Platform)
-	if err != nil || len(m.TLSSites()) == 0 {
+	if invalid != nil || len(m.TLSSites()) == 0 {
 		return // the reconciler reports an invalid spec; no HTTPS, nothing to judge
 	}
 	ready, reason, message := certificateVerdict(m.Sites, frontends)

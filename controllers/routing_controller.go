@@ -27,7 +27,11 @@ import (
 // the endpoints of its pools and cache tiers. It writes nothing to the API
 // and runs on every replica of the operator, as each one serves xDS.
 type RoutingReconciler struct {
-	Client   client.Client
+	Client client.Client
+	// Models are the operator's resolved farms and pools, shared with the
+	// WebFarm and AppPool reconcilers and the collectors (nil: each
+	// reconcile resolves with Platform).
+	Models   *model.Models
 	Platform model.Platform
 	XDS      *xds.Server
 	// Clock tells the time (nil: the real clock).
@@ -58,12 +62,15 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			r.mu.Unlock()
 			r.retired.forget(req.String() + " pools")
 			r.retired.forget(req.String() + " caches")
+			if r.Models != nil {
+				r.Models.ForgetFarm(req.NamespacedName)
+			}
 			r.XDS.Remove(req.Namespace + "/" + req.Name)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
-	f, ok := r.farmToRoute(&farm)
+	f, ok := r.FarmToRoute(&farm)
 	if !ok {
 		// The farm's Envoys keep their last good routing; the WebFarm
 		// controller reports the problem in the farm's status.
@@ -74,7 +81,7 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	f.Pools, poolsRecheck = r.retired.withRetired(req.String()+" pools", f.Pools, at)
 	f.CachePolicies, cachesRecheck = r.retired.withRetired(req.String()+" caches", f.CachePolicies, at)
 	recheck := minPositive(poolsRecheck, cachesRecheck)
-	pools, err := r.poolsOf(ctx, f)
+	pools, err := r.PoolsOf(ctx, f)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -90,11 +97,11 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	return ctrl.Result{RequeueAfter: recheck}, r.XDS.Update(ctx, envoy.NodeCluster(f), routing)
 }
 
-// farmToRoute is the farm as its frontends route it: as resolved from its
-// spec, or, while it is paused, as last routed (after a restart of the
-// operator during a pause, as its spec says). false: its spec does not
-// resolve.
-func (r *RoutingReconciler) farmToRoute(farm *v1.WebFarm) (model.Farm, bool) {
+// FarmToRoute is the farm as its frontends route it: its model, or, while
+// it is paused, as last routed (after a restart of the operator during a
+// pause, as its spec says). false: its spec does not resolve. Its Pools and
+// CachePolicies are the caller's to change.
+func (r *RoutingReconciler) FarmToRoute(farm *v1.WebFarm) (model.Farm, bool) {
 	key := client.ObjectKeyFromObject(farm).String()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -103,7 +110,7 @@ func (r *RoutingReconciler) farmToRoute(farm *v1.WebFarm) (model.Farm, bool) {
 		last.Pools, last.CachePolicies = slices.Clone(last.Pools), slices.Clone(last.CachePolicies)
 		return last, true
 	}
-	f, err := model.ResolveFarm(farm, r.Platform)
+	f, err := modelsOr(r.Models, r.Platform).Farm(farm)
 	if err != nil {
 		return model.Farm{}, false
 	}
@@ -177,20 +184,26 @@ func (c *retiredClusters) forget(farm string) {
 	delete(c.farms, farm)
 }
 
-// poolsOf resolves the farm's AppPools that exist and are valid; the others
-// route to a cluster without workers (their own status says why).
-func (r *RoutingReconciler) poolsOf(ctx context.Context, f model.Farm) (map[string]model.Pool, error) {
+// PoolsOf are the models of the farm's AppPools that exist and are valid,
+// with where each stands at runtime; the others route to a cluster without
+// workers (their own status says why).
+func (r *RoutingReconciler) PoolsOf(ctx context.Context, f model.Farm) (map[string]model.Pool, error) {
+	models := modelsOr(r.Models, r.Platform)
 	pools := make(map[string]model.Pool, len(f.Pools))
 	for _, name := range f.Pools {
 		var ap v1.AppPool
-		err := r.Client.Get(ctx, client.ObjectKey{Namespace: f.Namespace, Name: name}, &ap)
+		key := client.ObjectKey{Namespace: f.Namespace, Name: name}
+		err := r.Client.Get(ctx, key, &ap)
 		if apierrors.IsNotFound(err) {
+			// Every replica serves xDS: a follower learns of a deleted
+			// pool here, not from the AppPool reconciler.
+			models.ForgetPool(key)
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		if p, err := model.ResolvePool(&ap, r.Platform); err == nil {
+		if p, err := models.Pool(&ap); err == nil {
 			pools[name] = p.WithRuntime(lifecycle.Recorded(p, ap.Status))
 		}
 	}

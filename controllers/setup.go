@@ -94,11 +94,13 @@ type Observations struct {
 }
 
 // SetupAll registers the field indexes and the controllers with a manager:
-// one per kind, and the routing controller when opts.XDS is set. The
-// collectors that feed the observations it returns are added by whoever
-// assembles the manager (internal/operator).
-func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions) (Observations, error) {
+// one per kind, and the routing controller when opts.XDS is set. The farm,
+// pool and routing controllers share models, resolved with the operator's
+// platform; whoever assembles the manager (internal/operator) hands the same
+// models to the collectors that feed the observations SetupAll returns.
+func SetupAll(mgr ctrl.Manager, models *model.Models, opts ControllerOptions) (Observations, error) {
 	var none Observations
+	platform := models.Platform()
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &v1.WebFarm{}, IndexFarmPools, func(o client.Object) []string {
@@ -114,11 +116,11 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 	c, recorder := mgr.GetClient(), mgr.GetEventRecorder("webfarm-operator")
 	applier := &apply.Applier{Client: c}
 	o := Observations{Store: &observations.Store{}, Farms: &observations.Notifier{}, Pools: &observations.Notifier{}, Policies: &observations.Notifier{}}
-	if err := (&WebFarmReconciler{Client: c, Applier: applier, Platform: platform, Recorder: recorder,
+	if err := (&WebFarmReconciler{Client: c, Applier: applier, Models: models, Recorder: recorder,
 		Observations: o.Store, Notifier: o.Farms}).SetupWithManager(mgr, opts); err != nil {
 		return none, err
 	}
-	if err := (&AppPoolReconciler{Client: c, APIReader: mgr.GetAPIReader(), Applier: applier, Platform: platform, Recorder: recorder,
+	if err := (&AppPoolReconciler{Client: c, APIReader: mgr.GetAPIReader(), Applier: applier, Models: models, Recorder: recorder,
 		Observations: o.Store, ActivityWatched: opts.ActivityWatched, Notifier: o.Pools,
 		Clock: opts.Clock}).SetupWithManager(mgr, opts); err != nil {
 		return none, err
@@ -137,7 +139,7 @@ func SetupAll(mgr ctrl.Manager, platform model.Platform, opts ControllerOptions)
 		}
 	}
 	if opts.XDS != nil {
-		if err := (&RoutingReconciler{Client: c, Platform: platform, XDS: opts.XDS, Clock: opts.Clock}).SetupWithManager(mgr, opts); err != nil {
+		if err := (&RoutingReconciler{Client: c, Models: models, XDS: opts.XDS, Clock: opts.Clock}).SetupWithManager(mgr, opts); err != nil {
 			return none, err
 		}
 	}

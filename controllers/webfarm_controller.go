@@ -30,7 +30,11 @@ import (
 // bootstrap ConfigMap, a Service and a ServiceAccount.
 type WebFarmReconciler struct {
 	client.Client
-	Applier  *apply.Applier
+	Applier *apply.Applier
+	// Models are the operator's resolved farms and pools, shared with the
+	// routing controller and the collectors (nil: each reconcile resolves
+	// its farm with Platform).
+	Models   *model.Models
 	Platform model.Platform
 	Recorder events.EventRecorder
 	// Observations, when set, holds what the farms' frontends made of their
@@ -53,27 +57,46 @@ func (r *WebFarmReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			if r.Observations != nil {
 				r.Observations.ForgetFarm(req.NamespacedName)
 			}
+			if r.Models != nil {
+				r.Models.ForgetFarm(req.NamespacedName)
+			}
 			recordStartupBlocked("WebFarm", req.Namespace, req.Name, "")
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := farm.DeepCopy()
+	m, invalid := r.FarmModel(farm)
 	// What the frontends serve holds while reconciliation is paused too.
-	r.setCertificates(farm)
+	r.setCertificates(farm, m, invalid)
 	if paused, err := syncPaused(ctx, r.Client, before, farm); paused || err != nil {
 		return ctrl.Result{}, err
 	}
-	v, err := r.reconcile(ctx, farm)
+	v, err := r.reconcile(ctx, farm, m, invalid)
 	return ctrl.Result{}, finish(ctx, r.Client, r.Recorder, before, farm, v, err, nil)
 }
 
-// reconcile applies the farm's children and fills its status figures; the
-// error is one worth retrying.
-func (r *WebFarmReconciler) reconcile(ctx context.Context, farm *v1.WebFarm) (verdict, error) {
-	m, err := model.ResolveFarm(farm, r.Platform)
-	if err != nil {
+// FarmModel is the model the reconciler renders the farm from, or why its
+// spec does not resolve.
+func (r *WebFarmReconciler) FarmModel(farm *v1.WebFarm) (model.Farm, error) {
+	return modelsOr(r.Models, r.Platform).Farm(farm)
+}
+
+// modelsOr is the shared models, or, without them, a store of one use that
+// resolves with the platform given.
+func modelsOr(models *model.Models, p model.Platform) *model.Models {
+	if models != nil {
+		return models
+	}
+	return model.NewModels(p)
+}
+
+// reconcile applies the farm's children from its model m and fills its
+// status figures; invalid says why its spec does not resolve. The error is
+// one worth retrying.
+func (r *WebFarmReconciler) reconcile(ctx context.Context, farm *v1.WebFarm, m model.Farm, invalid error) (verdict, error) {
+	if invalid != nil {
 		// The children keep their last good configuration.
-		return verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, nil
+		return verdict{Reason: v1.ReasonInvalidSpec, Message: invalid.Error()}, nil
 	}
 	farm.Status.HostCount = int32(m.HostCount())
 	farm.Status.PoolCount = int32(len(m.Pools))

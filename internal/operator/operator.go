@@ -41,20 +41,23 @@ type Options struct {
 }
 
 // Setup registers the controllers and the collectors the options ask for
-// with a manager.
+// with a manager. They share one store of models resolved with the
+// platform: the collectors measure the pools and farms the reconcilers
+// render.
 func Setup(mgr ctrl.Manager, platform model.Platform, opts Options) error {
 	opts.Controllers.ActivityWatched = opts.FrontendStatsInterval > 0
-	o, err := controllers.SetupAll(mgr, platform, opts.Controllers)
+	models := model.NewModels(platform)
+	o, err := controllers.SetupAll(mgr, models, opts.Controllers)
 	if err != nil {
 		return err
 	}
-	return addCollectors(mgr, platform, opts, o)
+	return addCollectors(mgr, models, opts, o)
 }
 
 // addCollectors adds the leader-only collectors the options ask for: they
-// write into the observations' store and notify the farms', pools' and
-// policies' reconcilers.
-func addCollectors(mgr ctrl.Manager, platform model.Platform, opts Options, o controllers.Observations) error {
+// read the reconcilers' models, write into the observations' store and
+// notify the farms', pools' and policies' reconcilers.
+func addCollectors(mgr ctrl.Manager, models *model.Models, opts Options, o controllers.Observations) error {
 	c := mgr.GetClient()
 	var collectors []manager.Runnable
 	if opts.Prometheus != nil {
@@ -63,8 +66,9 @@ func addCollectors(mgr ctrl.Manager, platform model.Platform, opts Options, o co
 		if err != nil {
 			return err
 		}
+		scaler.Models = models
 		collectors = append(collectors,
-			&cpumonitor.CPUMonitor{Client: c, Prometheus: opts.Prometheus, Interval: interval, Observations: o.Store, Pools: o.Pools},
+			&cpumonitor.CPUMonitor{Client: c, Prometheus: opts.Prometheus, Interval: interval, Observations: o.Store, Pools: o.Pools, Models: models},
 			&workermemory.WorkerMemory{Client: c, Prometheus: opts.Prometheus, Interval: interval, Observations: o.Store},
 			scaler)
 	}
@@ -77,7 +81,7 @@ func addCollectors(mgr ctrl.Manager, platform model.Platform, opts Options, o co
 				Agents:       cacheadmin.Client{HTTP: &http.Client{Timeout: 2 * time.Second}, Port: vocabulary.AgentAdminPort},
 				Observations: o.Store, Policies: o.Policies},
 			// What each frontend made of the HTTPS sites' certificates.
-			&certificates.Certificates{Client: c, Platform: platform, Interval: opts.FrontendStatsInterval,
+			&certificates.Certificates{Client: c, Models: models, Interval: opts.FrontendStatsInterval,
 				HTTP: &http.Client{Timeout: 2 * time.Second}, Observations: o.Store, Farms: o.Farms})
 	}
 	for _, r := range collectors {

@@ -81,6 +81,10 @@ type Autoscaler struct {
 	FarmsByPool  string
 	Observations *observations.Store
 	Pools        *observations.Notifier
+	// Models are the pools as their reconciler resolved them (nil: each
+	// measurement resolves them again, without the platform's facts,
+	// which the autoscaling settings do not use).
+	Models *model.Models
 
 	states map[types.NamespacedName]*autoscale.State
 }
@@ -145,7 +149,7 @@ func (a *Autoscaler) run(ctx context.Context) {
 			continue
 		}
 		seen[key] = true
-		resolved, err := model.ResolvePool(p, model.Platform{})
+		resolved, err := a.PoolModel(p)
 		if err != nil || resolved.Autoscaling == nil {
 			continue // its reconciler reports the invalid spec
 		}
@@ -172,6 +176,15 @@ func (a *Autoscaler) run(ctx context.Context) {
 			a.Observations.ForgetScale(key)
 		}
 	}
+}
+
+// PoolModel is the model of the pool the autoscaler measures against, or
+// why its spec does not resolve.
+func (a *Autoscaler) PoolModel(p *v1.AppPool) (model.Pool, error) {
+	if a.Models == nil {
+		return model.NewModels(model.Platform{}).Pool(p)
+	}
+	return a.Models.Pool(p)
 }
 
 // policyOf is the autoscaling policy of a resolved pool.

@@ -28,7 +28,10 @@ import (
 // HTTPS sites for the certificates they loaded, stores them and names the
 // farms whose figures changed. It runs on the leader only.
 type Certificates struct {
-	Client   client.Client
+	Client client.Client
+	// Models are the farms as their reconcilers resolved them (nil: each
+	// check resolves them again with Platform).
+	Models   *model.Models
 	Platform model.Platform
 	Interval time.Duration
 	HTTP     *http.Client
@@ -64,7 +67,7 @@ func (c *Certificates) Check(ctx context.Context) {
 
 func (c *Certificates) checkFarm(ctx context.Context, f *v1.WebFarm) error {
 	key := client.ObjectKeyFromObject(f)
-	m, err := model.ResolveFarm(f, c.Platform)
+	m, err := c.FarmModel(f)
 	if err != nil || len(m.TLSSites()) == 0 {
 		// The reconciler reports an invalid spec; no HTTPS, nothing to judge.
 		c.store(key, nil)
@@ -91,6 +94,15 @@ func (c *Certificates) checkFarm(ctx context.Context, f *v1.WebFarm) error {
 	}
 	c.store(key, frontends)
 	return nil
+}
+
+// FarmModel is the model of the farm whose HTTPS sites the collector
+// checks, or why its spec does not resolve.
+func (c *Certificates) FarmModel(f *v1.WebFarm) (model.Farm, error) {
+	if c.Models == nil {
+		return model.NewModels(c.Platform).Farm(f)
+	}
+	return c.Models.Farm(f)
 }
 
 // store keeps a farm's figures and tells its reconciler when they changed.

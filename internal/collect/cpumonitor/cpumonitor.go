@@ -38,6 +38,10 @@ type CPUMonitor struct {
 	Interval     time.Duration
 	Observations *observations.Store
 	Pools        *observations.Notifier
+	// Models are the pools as their reconciler resolved them (nil: each
+	// reading resolves them again, without the platform's facts, which the
+	// CPU limit does not use).
+	Models *model.Models
 }
 
 // NeedLeaderElection: the leader's AppPool reconciler acts on the readings.
@@ -73,7 +77,7 @@ func (m *CPUMonitor) check(ctx context.Context) error {
 	}
 	now := time.Now()
 	for _, p := range watched {
-		resolved, err := model.ResolvePool(&p, model.Platform{})
+		resolved, err := m.PoolModel(&p)
 		if err != nil || resolved.CPULimit == nil || resolved.CPULimit.Action == model.CPUThrottle {
 			continue // an invalid spec (its reconciler reports it), or capped, not watched
 		}
@@ -92,6 +96,15 @@ func (m *CPUMonitor) check(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// PoolModel is the model of the pool whose CPU limit the monitor reads
+// against, or why its spec does not resolve.
+func (m *CPUMonitor) PoolModel(p *v1.AppPool) (model.Pool, error) {
+	if m.Models == nil {
+		return model.NewModels(model.Platform{}).Pool(p)
+	}
+	return m.Models.Pool(p)
 }
 
 // poolCores sums what a pool's running workers use and may use; known is
