@@ -224,15 +224,17 @@ install_nginx() {
   link nginx "$(command -v nginx)"
 }
 
-# The build tags of Prometheus' commands: Kubernetes service discovery only.
-PROMETHEUS_TAGS=remove_all_sd,enable_kubernetes_sd
+# The build tags of Prometheus' commands: of the service discovery
+# mechanisms, only Kubernetes' and DNS' (the operations guide's scrape
+# configuration uses both; promtool checks it).
+PROMETHEUS_TAGS=remove_all_sd,enable_kubernetes_sd,enable_dns_sd
 
 # build_promtool: promtool (checks and unit-tests the chart's alerting rules)
 # and promql-metrics (the metric names of PromQL expressions, by Prometheus'
 # own parser), built from the Prometheus module pinned in hack/tools/prometheus
 # (github.com/prometheus/prometheus v0.316.0, Prometheus 3.x), as `go install
 # .../cmd/promtool@v0.316.0` would, but with the build tags of the e2e
-# suite's Prometheus (PROMETHEUS_TAGS): its rule checks need no service
+# suite's Prometheus (PROMETHEUS_TAGS): its checks need no other service
 # discovery, and the cloud providers' mechanisms were most of its compile
 # (their SDKs), which the server then shares. Cached by the digest of that
 # folder's sources and the tags, so a change to promql-metrics rebuilds it.
@@ -264,18 +266,18 @@ prometheus_ldflags() {
 
 # build_prometheus: the Prometheus 3.x server of the module pinned in
 # hack/tools/prometheus (module v0.3MM.P is Prometheus 3.MM.P), the end-to-end
-# suite's Prometheus. Built with Kubernetes service discovery only
-# (remove_all_sd,enable_kubernetes_sd: the cloud providers' mechanisms would
-# more than double the build) and without the web UI's assets (the suite reads
-# the HTTP API). Shares its compiled packages with promtool.
+# suite's Prometheus. Built with PROMETHEUS_TAGS (the cloud providers'
+# mechanisms would more than double the build) and without the web UI's
+# assets (the suite reads the HTTP API). Shares its compiled packages with
+# promtool.
 build_prometheus() {
   local dir="$ROOT/hack/tools/prometheus" module version out tmp
   module="$(module_version "$dir" github.com/prometheus/prometheus)"
   version="$(echo "$module" | sed -E 's/^v0\.3([0-9][0-9])\.([0-9]+)$/3.\1.\2/; s/^3\.0([0-9])/3.\1/')"
   case "$version" in 3.*) ;; *) die "hack/tools/prometheus pins $module, not a Prometheus 3.x module version" ;; esac
-  out="$CACHE/prometheus-$version-$(source_key "$dir")"
+  out="$CACHE/prometheus-$version-$( (cd "$dir" && cat go.mod go.sum ./*.go && echo "$PROMETHEUS_TAGS") | sha256sum | cut -c1-12)"
   if [ ! -x "$out/prometheus" ]; then
-    log "building Prometheus $version (Kubernetes service discovery only) from the Go module proxy"
+    log "building Prometheus $version (Kubernetes and DNS service discovery only) from the Go module proxy"
     tmp="$(build_dir "$out")"
     (cd "$dir" && CGO_ENABLED=0 go build -trimpath -tags "$PROMETHEUS_TAGS" \
       -ldflags "$(prometheus_ldflags "$version")" -o "$tmp/prometheus" github.com/prometheus/prometheus/cmd/prometheus)
