@@ -1,11 +1,9 @@
 package hostile_test
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 
 	"webfarm.dev/operator/internal/testutil/sharedmodels"
@@ -21,23 +19,7 @@ var farmOrPool = regexp.MustCompile(`(?m)^\s*kind:\s*"?(WebFarm|AppPool)"?\s*$`)
 // controller and the collectors to see one model of each farm and pool,
 // resolved with the operator's platform (internal/testutil/sharedmodels).
 func TestEveryConsumerSeesTheSameModel(t *testing.T) {
-	samples := manifestSet{name: "the samples"}
-	files, err := filepath.Glob(filepath.Join("..", "..", "config", "samples", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no samples: %v", err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, doc := range regexp.MustCompile(`(?m)^---$`).Split(string(b), -1) {
-			if strings.Contains(doc, "kind:") {
-				samples.manifests = append(samples.manifests, doc)
-			}
-		}
-	}
-	sets := []manifestSet{samples}
+	sets := []manifestSet{samplesIn(t, filepath.Join("..", "..", "config", "samples"))}
 	for _, tc := range hostileCases() {
 		if tc.refused == nil && slices.ContainsFunc(tc.manifests, farmOrPool.MatchString) {
 			sets = append(sets, manifestSet{name: tc.name, manifests: tc.manifests})

@@ -27,15 +27,13 @@ type manifestSet struct {
 	manifests []string
 }
 
-// storedSets are the shapes users have stored: the samples as they were with
-// the earlier CRDs, and every manifest of the hostile table that the API
-// server accepts.
-func storedSets(t *testing.T) []manifestSet {
+// samplesIn is the samples in dir, one manifest per YAML document.
+func samplesIn(t *testing.T, dir string) manifestSet {
 	t.Helper()
 	samples := manifestSet{name: "the samples"}
-	files, err := filepath.Glob(filepath.Join("testdata", "earlier-crds", "samples", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no samples: %v", err)
+		t.Fatalf("no samples in %s: %v", dir, err)
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -48,7 +46,15 @@ func storedSets(t *testing.T) []manifestSet {
 			}
 		}
 	}
-	sets := []manifestSet{samples}
+	return samples
+}
+
+// storedSets are the shapes users have stored: the samples as they were with
+// the earlier CRDs, and every manifest of the hostile table that the API
+// server accepts.
+func storedSets(t *testing.T) []manifestSet {
+	t.Helper()
+	sets := []manifestSet{samplesIn(t, filepath.Join("testdata", "earlier-crds", "samples"))}
 	for _, tc := range hostileCases() {
 		if tc.refused == nil && !tc.newFields {
 			sets = append(sets, manifestSet{name: tc.name, manifests: tc.manifests})

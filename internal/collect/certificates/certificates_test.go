@@ -43,9 +43,8 @@ func page(loaded, rejected int) string {
 
 // frontend is how one frontend's admin page answers.
 type frontend struct {
-	status int // 0: it does not answer in time
-	body   string
-	ready  bool
+	testutil.Answer // Status 0: it does not answer in time
+	ready           bool
 }
 
 // frontends serves each frontend's page on its own loopback address, all on
@@ -54,18 +53,7 @@ func frontends(t *testing.T, answers []frontend) (port int, pods []client.Object
 	t.Helper()
 	handlers := make([]http.Handler, len(answers))
 	for i, a := range answers {
-		handlers[i] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path != vocabulary.FrontendMetricsPath || r.URL.RawQuery != envoystats.CertificateQuery {
-				http.NotFound(w, r)
-				return
-			}
-			if a.status == 0 {
-				testutil.Hang(w, r)
-				return
-			}
-			w.WriteHeader(a.status)
-			_, _ = w.Write([]byte(a.body))
-		})
+		handlers[i] = testutil.AnswerAt(vocabulary.FrontendMetricsPath, envoystats.CertificateQuery, a.Answer)
 	}
 	port, ips := testutil.ServeOnLoopbackHosts(t, handlers...)
 	for i, a := range answers {
@@ -105,7 +93,9 @@ func newCertificates(t *testing.T, port int, objects ...client.Object) (*Certifi
 }
 
 func TestCertificatesStoresWhatEachReadyFrontendLoaded(t *testing.T) {
-	ok := func(loaded, rejected int) frontend { return frontend{http.StatusOK, page(loaded, rejected), true} }
+	ok := func(loaded, rejected int) frontend {
+		return frontend{testutil.Answer{Status: http.StatusOK, Body: page(loaded, rejected)}, true}
+	}
 	blog := func(loaded, rejected uint64) map[string]envoystats.Certificate {
 		return map[string]envoystats.Certificate{"blog": {Loaded: loaded, Rejected: rejected}}
 	}
@@ -118,15 +108,15 @@ func TestCertificatesStoresWhatEachReadyFrontendLoaded(t *testing.T) {
 	}{
 		{"every frontend answered, in the order of their names", farm(true), []frontend{ok(1, 0), ok(0, 2)},
 			observations.FrontendCertificates{blog(1, 0), blog(0, 2)}, true},
-		{"a frontend answering an error says nothing; the others do", farm(true), []frontend{{http.StatusInternalServerError, "down", true}, ok(1, 0)},
+		{"a frontend answering an error says nothing; the others do", farm(true), []frontend{{testutil.Answer{Status: http.StatusInternalServerError, Body: "down"}, true}, ok(1, 0)},
 			observations.FrontendCertificates{blog(1, 0)}, true},
-		{"a frontend with a malformed page says nothing", farm(true), []frontend{ok(1, 0), {http.StatusOK, "envoy_sds_update_success{", true}},
+		{"a frontend with a malformed page says nothing", farm(true), []frontend{ok(1, 0), {testutil.Answer{Status: http.StatusOK, Body: "envoy_sds_update_success{"}, true}},
 			observations.FrontendCertificates{blog(1, 0)}, true},
-		{"a frontend that does not answer in time says nothing", farm(true), []frontend{{0, "", true}, ok(0, 1)},
+		{"a frontend that does not answer in time says nothing", farm(true), []frontend{{testutil.Answer{}, true}, ok(0, 1)},
 			observations.FrontendCertificates{blog(0, 1)}, true},
-		{"a frontend not ready is not read", farm(true), []frontend{{http.StatusOK, page(0, 5), false}, ok(1, 0)},
+		{"a frontend not ready is not read", farm(true), []frontend{{testutil.Answer{Status: http.StatusOK, Body: page(0, 5)}, false}, ok(1, 0)},
 			observations.FrontendCertificates{blog(1, 0)}, true},
-		{"no frontend could be read: nothing to judge", farm(true), []frontend{{http.StatusServiceUnavailable, "", true}, {0, "", true}},
+		{"no frontend could be read: nothing to judge", farm(true), []frontend{{testutil.Answer{Status: http.StatusServiceUnavailable}, true}, {testutil.Answer{}, true}},
 			nil, false},
 		{"a farm without an HTTPS site has nothing to judge", farm(false), []frontend{ok(1, 0)},
 			nil, false},
@@ -147,7 +137,7 @@ func TestCertificatesStoresWhatEachReadyFrontendLoaded(t *testing.T) {
 }
 
 func TestCertificatesNamesAFarmOnlyWhenItsFiguresChange(t *testing.T) {
-	port, pods := frontends(t, []frontend{{http.StatusOK, page(1, 0), true}})
+	port, pods := frontends(t, []frontend{{testutil.Answer{Status: http.StatusOK, Body: page(1, 0)}, true}})
 	c, queue := newCertificates(t, port, append(pods, farm(true))...)
 	c.Check(context.Background())
 	item, _ := queue.Get()

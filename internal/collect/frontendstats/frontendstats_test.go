@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,24 +56,18 @@ func (c counts) page() string {
 	return b.String()
 }
 
-// answer is how a frontend answers one reading.
-type answer struct {
-	status int // 0: it does not answer in time
-	body   string
-}
-
-func ok(c counts) answer { return answer{http.StatusOK, c.page()} }
+func ok(c counts) testutil.Answer { return testutil.Answer{Status: http.StatusOK, Body: c.page()} }
 
 var (
-	failing   = answer{status: http.StatusServiceUnavailable, body: "no healthy upstream"}
-	hanging   = answer{}
-	malformed = answer{http.StatusOK, "envoy_cluster_upstream_rq_total{envoy_cluster_name=\"pool/web\" 1\n"}
+	failing   = testutil.Answer{Status: http.StatusServiceUnavailable, Body: "no healthy upstream"}
+	hanging   = testutil.Answer{} // no answer in time
+	malformed = testutil.Answer{Status: http.StatusOK, Body: "envoy_cluster_upstream_rq_total{envoy_cluster_name=\"pool/web\" 1\n"}
 )
 
 // frontend is one frontend pod and its answers, one per reading (the last
 // repeats).
 type frontend struct {
-	answers  []answer
+	answers  []testutil.Answer
 	notReady bool
 }
 
@@ -84,20 +77,7 @@ func frontends(t *testing.T, namespace string, fs ...frontend) (int, []client.Ob
 	t.Helper()
 	handlers := make([]http.Handler, len(fs))
 	for i, f := range fs {
-		var readings atomic.Int32
-		handlers[i] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path != vocabulary.FrontendMetricsPath || r.URL.RawQuery != envoystats.Query {
-				http.NotFound(w, r)
-				return
-			}
-			a := f.answers[min(int(readings.Add(1))-1, len(f.answers)-1)]
-			if a.status == 0 {
-				testutil.Hang(w, r)
-				return
-			}
-			w.WriteHeader(a.status)
-			_, _ = w.Write([]byte(a.body))
-		})
+		handlers[i] = testutil.AnswerAt(vocabulary.FrontendMetricsPath, envoystats.Query, f.answers...)
 	}
 	port, ips := testutil.ServeOnLoopbackHosts(t, handlers...)
 	pods := make([]client.Object, len(fs))
@@ -184,8 +164,8 @@ func TestAPoolsFiguresAddUpOverItsFarmsFrontends(t *testing.T) {
 		{
 			name: "two frontends: what each counted since the baseline adds up, and so do the queue's levels",
 			frontends: []frontend{
-				{answers: []answer{ok(counts{rejected: 1, requests: 10, waiting: 2}), ok(counts{rejected: 4, timedOut: 1, requests: 30, waiting: 3, active: 5})}},
-				{answers: []answer{ok(counts{requests: 5}), ok(counts{rejected: 2, requests: 25, waiting: 1, active: 1})}},
+				{answers: []testutil.Answer{ok(counts{rejected: 1, requests: 10, waiting: 2}), ok(counts{rejected: 4, timedOut: 1, requests: 30, waiting: 3, active: 5})}},
+				{answers: []testutil.Answer{ok(counts{requests: 5}), ok(counts{rejected: 2, requests: 25, waiting: 1, active: 1})}},
 			},
 			want:       figures{requests: 40, waiting: 4, active: 6, refusals: observations.QueueRefusals{Rejected: 5, TimedOut: 1}},
 			wantNotice: true, // the pool's status.queue counts the refusals
@@ -193,38 +173,38 @@ func TestAPoolsFiguresAddUpOverItsFarmsFrontends(t *testing.T) {
 		{
 			name: "a frontend answering an error counts nothing of that reading; the other still counts",
 			frontends: []frontend{
-				{answers: []answer{ok(counts{requests: 10}), ok(counts{requests: 30, active: 2})}},
-				{answers: []answer{ok(counts{requests: 5}), failing}},
+				{answers: []testutil.Answer{ok(counts{requests: 10}), ok(counts{requests: 30, active: 2})}},
+				{answers: []testutil.Answer{ok(counts{requests: 5}), failing}},
 			},
 			want: figures{requests: 20, active: 2},
 		},
 		{
 			name: "a frontend that does not answer in time counts nothing of that reading",
 			frontends: []frontend{
-				{answers: []answer{ok(counts{requests: 10}), hanging}},
-				{answers: []answer{ok(counts{requests: 5}), ok(counts{requests: 6})}},
+				{answers: []testutil.Answer{ok(counts{requests: 10}), hanging}},
+				{answers: []testutil.Answer{ok(counts{requests: 5}), ok(counts{requests: 6})}},
 			},
 			want: figures{requests: 1},
 		},
 		{
 			name: "a malformed page counts nothing",
 			frontends: []frontend{
-				{answers: []answer{ok(counts{requests: 10}), malformed}},
+				{answers: []testutil.Answer{ok(counts{requests: 10}), malformed}},
 			},
 			want: figures{},
 		},
 		{
 			name: "a frontend that is not ready is not read",
 			frontends: []frontend{
-				{answers: []answer{ok(counts{requests: 10}), ok(counts{requests: 20})}},
-				{answers: []answer{ok(counts{}), ok(counts{requests: 1000, rejected: 50})}, notReady: true},
+				{answers: []testutil.Answer{ok(counts{requests: 10}), ok(counts{requests: 20})}},
+				{answers: []testutil.Answer{ok(counts{}), ok(counts{requests: 1000, rejected: 50})}, notReady: true},
 			},
 			want: figures{requests: 10},
 		},
 		{
 			name: "a burst of 5xx from the pool's workers is one worker failure",
 			frontends: []frontend{
-				{answers: []answer{ok(counts{requests: 100, fivexx: 1}), ok(counts{requests: 120, fivexx: 16})}},
+				{answers: []testutil.Answer{ok(counts{requests: 100, fivexx: 1}), ok(counts{requests: 120, fivexx: 16})}},
 			},
 			want:       figures{requests: 20, fivexx: 15, failures: 1},
 			wantNotice: true, // rapid-fail protection looks at the pool
@@ -232,7 +212,7 @@ func TestAPoolsFiguresAddUpOverItsFarmsFrontends(t *testing.T) {
 		{
 			name: "the frontend's own 503s for a full queue are refusals, not worker failures",
 			frontends: []frontend{
-				{answers: []answer{ok(counts{}), ok(counts{requests: 5, rejected: 20, fivexx: 20})}},
+				{answers: []testutil.Answer{ok(counts{}), ok(counts{requests: 5, rejected: 20, fivexx: 20})}},
 			},
 			want:       figures{requests: 5, fivexx: 20, refusals: observations.QueueRefusals{Rejected: 20}},
 			wantNotice: true,
@@ -240,8 +220,8 @@ func TestAPoolsFiguresAddUpOverItsFarmsFrontends(t *testing.T) {
 		{
 			name: "what each worker was sent is summed over the frontends, by the worker's IP",
 			frontends: []frontend{
-				{answers: []answer{ok(counts{requests: 10, perWorker: map[string]uint64{"10.0.0.5:8080": 10}})}},
-				{answers: []answer{ok(counts{requests: 12, perWorker: map[string]uint64{"10.0.0.5:8080": 5, "10.0.0.6:8080": 7}})}},
+				{answers: []testutil.Answer{ok(counts{requests: 10, perWorker: map[string]uint64{"10.0.0.5:8080": 10}})}},
+				{answers: []testutil.Answer{ok(counts{requests: 12, perWorker: map[string]uint64{"10.0.0.5:8080": 5, "10.0.0.6:8080": 7}})}},
 			},
 			want: figures{perWorker: map[string]int64{"10.0.0.5": 15, "10.0.0.6": 7}},
 		},
@@ -273,8 +253,8 @@ func equalFigures(a, b figures) bool {
 func TestAFrontendFirstSeenAfterTheBaselineCountsAllItCounted(t *testing.T) {
 	pool := types.NamespacedName{Namespace: "first-seen", Name: "web"}
 	port, pods := frontends(t, pool.Namespace,
-		frontend{answers: []answer{ok(counts{requests: 100})}},
-		frontend{answers: []answer{ok(counts{requests: 7, rejected: 2})}})
+		frontend{answers: []testutil.Answer{ok(counts{requests: 100})}},
+		frontend{answers: []testutil.Answer{ok(counts{requests: 7, rejected: 2})}})
 	s, _ := newStats(t, port, pods[0]) // the second frontend starts after the first reading
 	s.collect(context.Background())
 	if err := s.Client.Create(context.Background(), pods[1]); err != nil {
@@ -290,7 +270,7 @@ func TestAFrontendFirstSeenAfterTheBaselineCountsAllItCounted(t *testing.T) {
 func TestAFrontendThatFailedCountsOnlyWhatIsNewWhenItAnswersAgain(t *testing.T) {
 	pool := types.NamespacedName{Namespace: "answers-again", Name: "web"}
 	port, pods := frontends(t, pool.Namespace,
-		frontend{answers: []answer{ok(counts{requests: 10}), failing, ok(counts{requests: 25})}})
+		frontend{answers: []testutil.Answer{ok(counts{requests: 10}), failing, ok(counts{requests: 25})}})
 	s, _ := newStats(t, port, pods...)
 	for range 3 {
 		s.collect(context.Background())
@@ -302,7 +282,7 @@ func TestAFrontendThatFailedCountsOnlyWhatIsNewWhenItAnswersAgain(t *testing.T) 
 
 func TestAFrontendThatCannotBeReadKeepsItsNamespacesPoolsActive(t *testing.T) {
 	pool := types.NamespacedName{Namespace: "unknown-is-not-quiet", Name: "web"}
-	port, pods := frontends(t, pool.Namespace, frontend{answers: []answer{failing}})
+	port, pods := frontends(t, pool.Namespace, frontend{answers: []testutil.Answer{failing}})
 	s, _ := newStats(t, port, pods...)
 	longAgo := time.Now().Add(-time.Hour)
 	s.Observations.Touch(pool, longAgo)
@@ -314,7 +294,7 @@ func TestAFrontendThatCannotBeReadKeepsItsNamespacesPoolsActive(t *testing.T) {
 
 func TestAPoolWithoutRequestsStaysQuiet(t *testing.T) {
 	pool := types.NamespacedName{Namespace: "quiet", Name: "web"}
-	port, pods := frontends(t, pool.Namespace, frontend{answers: []answer{ok(counts{requests: 10, waiting: 1})}})
+	port, pods := frontends(t, pool.Namespace, frontend{answers: []testutil.Answer{ok(counts{requests: 10, waiting: 1})}})
 	s, _ := newStats(t, port, pods...)
 	longAgo := time.Now().Add(-time.Hour)
 	s.Observations.Touch(pool, longAgo)
