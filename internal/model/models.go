@@ -23,7 +23,8 @@ import (
 // The returned models share their slices, maps and pointers with every
 // other reader: callers must not modify them (copy a slice before
 // appending to it; value methods such as Pool.WithRuntime are safe).
-// Safe for concurrent use.
+// Safe for concurrent use. A nil *Models keeps nothing: it resolves on
+// each call with the zero Platform (for consumers built without a store).
 type Models struct {
 	platform Platform
 	farms    resolutions[Farm]
@@ -47,6 +48,9 @@ func (m *Models) Platform() Platform { return m.platform }
 // Farm is the farm's model (or why its spec does not resolve), resolved
 // once per generation.
 func (m *Models) Farm(f *v1.WebFarm) (Farm, error) {
+	if m == nil {
+		return ResolveFarm(f, Platform{})
+	}
 	return m.farms.get(f, func() (Farm, error) { return m.resolveFarm(f, m.platform) })
 }
 
@@ -54,6 +58,9 @@ func (m *Models) Farm(f *v1.WebFarm) (Farm, error) {
 // once per generation. Where the pool stands at runtime is not in it (see
 // Pool.WithRuntime).
 func (m *Models) Pool(ap *v1.AppPool) (Pool, error) {
+	if m == nil {
+		return ResolvePool(ap, Platform{})
+	}
 	return m.pools.get(ap, func() (Pool, error) { return m.resolvePool(ap, m.platform) })
 }
 

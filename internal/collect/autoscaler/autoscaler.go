@@ -181,9 +181,6 @@ func (a *Autoscaler) run(ctx context.Context) {
 // PoolModel is the model of the pool the autoscaler measures against, or
 // why its spec does not resolve.
 func (a *Autoscaler) PoolModel(p *v1.AppPool) (model.Pool, error) {
-	if a.Models == nil {
-		return model.NewModels(model.Platform{}).Pool(p)
-	}
 	return a.Models.Pool(p)
 }
 

@@ -101,9 +101,6 @@ func (m *CPUMonitor) check(ctx context.Context) error {
 // PoolModel is the model of the pool whose CPU limit the monitor reads
 // against, or why its spec does not resolve.
 func (m *CPUMonitor) PoolModel(p *v1.AppPool) (model.Pool, error) {
-	if m.Models == nil {
-		return model.NewModels(model.Platform{}).Pool(p)
-	}
 	return m.Models.Pool(p)
 }
 
