@@ -141,6 +141,8 @@ type load struct {
 	mu       sync.Mutex
 	failures []string
 	failedAt []time.Time // when each failure's request was sent
+	started  time.Time
+	stopped  time.Time // when stop was first called
 }
 
 func startLoad(url string, perSecond int, headers ...string) *load {
@@ -151,7 +153,7 @@ func startLoad(url string, perSecond int, headers ...string) *load {
 // own, until stopped (or for 5 minutes at most); a request fails on an
 // error or a status other than 200.
 func startRequests(perSecond int, send func() (framework.Response, error)) *load {
-	l := &load{done: make(chan struct{})}
+	l := &load{done: make(chan struct{}), started: time.Now()}
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
@@ -166,29 +168,45 @@ func startRequests(perSecond int, send func() (framework.Response, error)) *load
 				return
 			case <-tick.C:
 			}
-			l.sent.Add(1)
-			l.wg.Add(1)
-			go func() {
-				defer l.wg.Done()
-				sentAt := time.Now()
-				r, err := send()
-				var failure string
-				switch {
-				case err != nil:
-					failure = err.Error()
-				case r.Status != http.StatusOK:
-					failure = fmt.Sprintf("%d %q", r.Status, r.Body)
-				}
-				if failure != "" {
-					l.mu.Lock()
-					l.failures = append(l.failures, failure)
-					l.failedAt = append(l.failedAt, sentAt)
-					l.mu.Unlock()
-				}
-			}()
+			// A ticker drops the ticks a busy machine delays: send what
+			// is due by the clock, so the rate holds on shared cores.
+			due := int64(time.Since(l.started) * time.Duration(perSecond) / time.Second)
+			for l.sent.Load() < due {
+				l.sent.Add(1)
+				l.wg.Add(1)
+				go l.request(send)
+			}
 		}
 	}()
 	return l
+}
+
+// request sends one request and keeps its failure, if any.
+func (l *load) request(send func() (framework.Response, error)) {
+	defer l.wg.Done()
+	sentAt := time.Now()
+	r, err := send()
+	var failure string
+	switch {
+	case err != nil:
+		failure = err.Error()
+	case r.Status != http.StatusOK:
+		failure = fmt.Sprintf("%d %q", r.Status, r.Body)
+	}
+	if failure != "" {
+		l.mu.Lock()
+		l.failures = append(l.failures, failure)
+		l.failedAt = append(l.failedAt, sentAt)
+		l.mu.Unlock()
+	}
+}
+
+// rate is the requests sent a second from the start to the stop (the
+// requests still in flight at the stop do not lengthen it).
+func (l *load) rate() float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return float64(l.sent.Load()) / l.stopped.Sub(l.started).Seconds()
 }
 
 // count is what was sent and failed so far.
@@ -213,7 +231,12 @@ func (l *load) failureWindow(since time.Time) string {
 // stop ends the load (once), waits for the requests in flight and returns
 // the requests sent and the failures.
 func (l *load) stop() (int, []string) {
-	l.once.Do(func() { close(l.done) })
+	l.once.Do(func() {
+		close(l.done)
+		l.mu.Lock()
+		l.stopped = time.Now()
+		l.mu.Unlock()
+	})
 	l.wg.Wait()
 	l.mu.Lock()
 	defer l.mu.Unlock()
