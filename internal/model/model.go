@@ -134,6 +134,54 @@ type Route struct {
 	PathPrefix  string
 	Pool        string
 	CachePolicy string // empty: no cache tier
+
+	// Match, set on a route from a Gateway API rule, selects its requests
+	// (the path is kept as the client sent it); nil on an inline site's
+	// route, whose PathPrefix matches by segments and is taken off.
+	Match *Match
+	// Backends, set on a Gateway API rule that goes elsewhere than one
+	// AppPool (Pool empty): Services, or several backends by weight.
+	Backends []Backend
+	// Refused: a Gateway API rule none of whose backends resolves; the
+	// frontend answers 500, as Gateway API asks.
+	Refused bool
+}
+
+// Match is how a Gateway API rule selects requests. Values were checked by
+// Gateway API's schema and internal/gateway before they reach a renderer.
+type Match struct {
+	// Exact: Path is the whole path; else it is a prefix by whole segments.
+	Exact bool
+	Path  string
+	// Headers must all be present with these exact values (names in
+	// lower case).
+	Headers []NameValue
+	// QueryParams must all be present with these exact values.
+	QueryParams []NameValue
+	// Method is empty for any method.
+	Method string
+}
+
+// NameValue is a header or query parameter and its exact value.
+type NameValue struct{ Name, Value string }
+
+// Backend is one weighted destination of a Gateway API rule.
+type Backend struct {
+	// Pool is an AppPool of the farm's namespace.
+	Pool string
+	// Service is a Service's cluster address and port (Pool empty).
+	Service *ServiceBackend
+	// Invalid: the backendRef does not resolve; its share of requests
+	// gets 500.
+	Invalid bool
+	Weight  uint32
+}
+
+// ServiceBackend is a Service the frontend reaches at its cluster IP.
+type ServiceBackend struct {
+	Namespace, Name string
+	ClusterIP       string
+	Port            int32
 }
 
 // Autoscaling is a pool's resolved autoscaling settings.

@@ -1,5 +1,7 @@
 package vocabulary
 
+import "fmt"
+
 // The Envoy frontend's status listener: its readiness and its statistics,
 // probed by its pod and read by the collectors.
 const (
@@ -12,6 +14,12 @@ const (
 // cache tier; a farm's snapshot is its own, so names need no namespace.
 func PoolCluster(pool string) string    { return "pool/" + pool }
 func CacheCluster(policy string) string { return "cache/" + policy }
+
+// ServiceCluster names the frontend's cluster of a Service port a Gateway
+// API route sends requests to.
+func ServiceCluster(namespace, name string, port int32) string {
+	return fmt.Sprintf("service/%s/%s/%d", namespace, name, port)
+}
 
 // PoolStoppedBody answers a request for a stopped pool, from the frontend
 // and from the activator alike.

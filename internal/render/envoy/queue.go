@@ -185,7 +185,7 @@ func customResponse(name string, input *xdscorev3.TypedExtensionConfig, value st
 // for a stopped application pool), whatever the method.
 func stoppedPoolRoute(r model.Route) *routev3.Route {
 	return &routev3.Route{
-		Match: prefixMatch(r.PathPrefix),
+		Match: routeMatch(r),
 		Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{
 			Status: 503,
 			Body:   &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: vocabulary.PoolStoppedBody}},
@@ -264,9 +264,9 @@ func resetWasm() *anypb.Any {
 // resetRoute resets every request of a route: the routes of a stopped pool,
 // and of a pool without a ready worker that does not start on demand. The
 // 503 without body is the answer should the filter not run.
-func resetRoute(prefix string) *routev3.Route {
+func resetRoute(match *routev3.RouteMatch) *routev3.Route {
 	return &routev3.Route{
-		Match:  prefixMatch(prefix),
+		Match:  match,
 		Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 503}},
 		TypedPerFilterConfig: map[string]*anypb.Any{
 			// A matcher that matches nothing: the filter never skips.
@@ -278,7 +278,7 @@ func resetRoute(prefix string) *routev3.Route {
 // abortVirtualHost takes the frontend's own refusals that redirectRefusals
 // redirects.
 func abortVirtualHost() *routev3.VirtualHost {
-	return &routev3.VirtualHost{Name: abortVirtualHostName, Domains: []string{abortHost}, Routes: []*routev3.Route{resetRoute("/")}}
+	return &routev3.VirtualHost{Name: abortVirtualHostName, Domains: []string{abortHost}, Routes: []*routev3.Route{resetRoute(prefixMatch("/"))}}
 }
 
 // redirectRefusals turns the frontend's 503s for a pool's queue (a full

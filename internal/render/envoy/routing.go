@@ -86,6 +86,7 @@ func FarmRouting(f model.Farm, pools map[string]model.Pool, b endpoints.Backends
 		}
 		r.add(c, b)
 	}
+	r.Clusters = append(r.Clusters, serviceClusters(f)...)
 	for _, m := range r.messages() {
 		if err := m.(interface{ ValidateAll() error }).ValidateAll(); err != nil {
 			return Routing{}, fmt.Errorf("envoy routing of farm %s/%s: %w", f.Namespace, f.Name, err)
@@ -262,12 +263,18 @@ func siteVirtualHost(f model.Farm, pools map[string]model.Pool, b endpoints.Back
 // without a ready worker (whose requests would get 503). A pool whose
 // workers take HTTP/2 has no WebSocket route.
 func siteRoutes(f model.Farm, pools map[string]model.Pool, b endpoints.Backends, r model.Route) []*routev3.Route {
+	switch {
+	case r.Refused:
+		return []*routev3.Route{refusedRoute(r)}
+	case len(r.Backends) > 0:
+		return []*routev3.Route{backendsRoute(r, f.Frontend.RequestTimeout)}
+	}
 	pool, known := pools[r.Pool]
 	switch {
 	case known && routedToActivator(f, pool, b):
 		return activatorRoute(f, r)
 	case f.RejectWithReset && (unavailable(f, pool) || (known && !hasReadyWorker(pool, b))):
-		return []*routev3.Route{resetRoute(r.PathPrefix)}
+		return []*routev3.Route{resetRoute(routeMatch(r))}
 	case unavailable(f, pool):
 		return []*routev3.Route{stoppedPoolRoute(r)}
 	}
@@ -290,12 +297,12 @@ func siteRoutes(f model.Farm, pools map[string]model.Pool, b endpoints.Backends,
 // time they arrived, which its workers check.
 func routes(r model.Route, timeout time.Duration, affinity model.Affinity, stampArrival bool) []*routev3.Route {
 	idempotent := route(r, timeout, affinity, retryOn+",reset", stampArrival)
-	idempotent.Match.Headers = []*routev3.HeaderMatcher{{
+	idempotent.Match.Headers = append(idempotent.Match.Headers, &routev3.HeaderMatcher{
 		Name: ":method",
 		HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: &matcherv3.StringMatcher{
 			MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: "^(GET|HEAD)$"}},
 		}},
-	}}
+	})
 	return []*routev3.Route{idempotent, route(r, timeout, affinity, retryOn, stampArrival)}
 }
 
@@ -312,13 +319,13 @@ func webSocketRoute(r model.Route, idleTimeout time.Duration, affinity model.Aff
 		// Unset, Envoy's stream idle timeout (5 minutes) applies.
 		out.GetRoute().IdleTimeout = durationpb.New(idleTimeout)
 	}
-	out.Match.Headers = []*routev3.HeaderMatcher{{
+	out.Match.Headers = append(out.Match.Headers, &routev3.HeaderMatcher{
 		Name: "upgrade",
 		HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: &matcherv3.StringMatcher{
 			MatchPattern: &matcherv3.StringMatcher_Exact{Exact: webSocketUpgrade},
 			IgnoreCase:   true,
 		}},
-	}}
+	})
 	return out
 }
 
@@ -337,8 +344,8 @@ func route(r model.Route, timeout time.Duration, affinity model.Affinity, retryC
 		HashPolicy:       hashPolicy(affinity),
 		RetryPolicy:      retryElsewhere(retryConditions),
 	}
-	match := prefixMatch(r.PathPrefix)
-	if r.PathPrefix != "/" {
+	match := routeMatch(r)
+	if r.Match == nil && r.PathPrefix != "/" {
 		action.RegexRewrite = &matcherv3.RegexMatchAndSubstitute{
 			// The prefix is validated to [A-Za-z0-9-._~/] segments; QuoteMeta escapes its dots.
 			Pattern:      &matcherv3.RegexMatcher{Regex: "^" + regexp.QuoteMeta(r.PathPrefix) + "/?"},

@@ -1,0 +1,358 @@
+package gateway
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"webfarm.dev/operator/internal/model"
+)
+
+// Site is the farm's site for one host name of attached routes.
+type Site = model.Site
+
+// backendProblem says why a backendRef does not resolve (reason empty: it
+// does).
+type backendProblem struct {
+	reason  gwv1.RouteConditionReason
+	message string
+}
+
+// resolveBackend decides one backendRef of a route.
+func resolveBackend(in Inputs, routeNamespace string, ref gwv1.BackendRef) (model.Backend, backendProblem) {
+	group, kind := "", KindService
+	if ref.Group != nil {
+		group = string(*ref.Group)
+	}
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	ns := routeNamespace
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	weight := uint32(1)
+	if ref.Weight != nil {
+		weight = uint32(max(0, *ref.Weight))
+	}
+	invalid := model.Backend{Invalid: true, Weight: weight}
+	key := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
+	switch {
+	case group == "" && kind == KindService, group == GroupWebFarm && kind == KindAppPool:
+	default:
+		return invalid, backendProblem{gwv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s/%s %s: only Services and webfarm.dev AppPools are served", group, kind, ref.Name)}
+	}
+	if ns != routeNamespace && !granted(in.Grants, routeNamespace, ns, group, kind, string(ref.Name)) {
+		return invalid, backendProblem{gwv1.RouteReasonRefNotPermitted,
+			fmt.Sprintf("no ReferenceGrant in namespace %s lets HTTPRoutes of %s refer to %s %s", ns, routeNamespace, kind, ref.Name)}
+	}
+	found, ok := in.Backends[kind][key]
+	if !ok {
+		return invalid, backendProblem{gwv1.RouteReasonBackendNotFound, fmt.Sprintf("%s %s not found", kind, key)}
+	}
+	if kind == KindAppPool {
+		if ns != in.Gateway.Namespace {
+			return invalid, backendProblem{gwv1.RouteReasonBackendNotFound,
+				fmt.Sprintf("AppPool %s: a route's AppPools are those of its Gateway's namespace (%s)", key, in.Gateway.Namespace)}
+		}
+		return model.Backend{Pool: key.Name, Weight: weight}, backendProblem{}
+	}
+	if ref.Port == nil || !slices.Contains(found.Ports, int32(*ref.Port)) {
+		return invalid, backendProblem{gwv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s has no port %s", key, portText(ref.Port))}
+	}
+	if found.ClusterIP == "" {
+		return invalid, backendProblem{gwv1.RouteReasonUnsupportedValue, fmt.Sprintf("Service %s has no cluster IP (headless)", key)}
+	}
+	return model.Backend{Weight: weight, Service: &model.ServiceBackend{Namespace: ns, Name: key.Name, ClusterIP: found.ClusterIP, Port: int32(*ref.Port)}}, backendProblem{}
+}
+
+func portText(p *gwv1.PortNumber) string {
+	if p == nil {
+		return "(none given)"
+	}
+	return fmt.Sprint(*p)
+}
+
+// granted: a ReferenceGrant in the target namespace lets HTTPRoutes of
+// from refer to the object.
+func granted(grants []*gwv1.ReferenceGrant, from, to, group, kind, name string) bool {
+	for _, g := range grants {
+		if g.Namespace != to {
+			continue
+		}
+		fromOK := slices.ContainsFunc(g.Spec.From, func(f gwv1.ReferenceGrantFrom) bool {
+			return string(f.Group) == GroupGateway && f.Kind == KindHTTPRoute && string(f.Namespace) == from
+		})
+		toOK := slices.ContainsFunc(g.Spec.To, func(t gwv1.ReferenceGrantTo) bool {
+			return string(t.Group) == group && string(t.Kind) == kind && (t.Name == nil || string(*t.Name) == name)
+		})
+		if fromOK && toOK {
+			return true
+		}
+	}
+	return false
+}
+
+// resolvedRefs is a route's ResolvedRefs condition: the first backendRef
+// that does not resolve says why.
+func resolvedRefs(in Inputs, r *gwv1.HTTPRoute, gen int64) metav1.Condition {
+	for _, rule := range r.Spec.Rules {
+		for _, ref := range rule.BackendRefs {
+			if _, p := resolveBackend(in, r.Namespace, ref.BackendRef); p.reason != "" {
+				return condition(string(gwv1.RouteConditionResolvedRefs), false, string(p.reason), p.message, gen)
+			}
+		}
+	}
+	return condition(string(gwv1.RouteConditionResolvedRefs), true, string(gwv1.RouteReasonResolvedRefs), "", gen)
+}
+
+// unsupported says what of a route the farm does not serve yet (empty:
+// nothing): filters other than none.
+func unsupported(r *gwv1.HTTPRoute) string {
+	for _, rule := range r.Spec.Rules {
+		if len(rule.Filters) > 0 {
+			return fmt.Sprintf("filter %s is not served", rule.Filters[0].Type)
+		}
+		for _, b := range rule.BackendRefs {
+			if len(b.Filters) > 0 {
+				return fmt.Sprintf("backendRef filter %s is not served", b.Filters[0].Type)
+			}
+		}
+		for _, m := range rule.Matches {
+			if what := unsupportedMatch(m); what != "" {
+				return what
+			}
+		}
+	}
+	return ""
+}
+
+// claim is a host name an attached route asks for through one of its
+// parentRefs (its index in the route's statuses).
+type claim struct {
+	host   string
+	route  *gwv1.HTTPRoute
+	parent int
+}
+
+// sites gives each host name to one namespace: the farm's inline sites
+// keep theirs; any other goes to the namespace of the oldest route that
+// claims it (claims come oldest first), whose routes for it merge. A route
+// that loses a host is told so in its Accepted condition.
+func sites(in Inputs, claims []claim, parents map[types.NamespacedName][]gwv1.RouteParentStatus) []Site {
+	owner := map[string]string{}
+	for _, h := range in.Farm.Hosts {
+		owner[h] = ""
+	}
+	lost := map[types.NamespacedName]map[int][]string{}
+	routesOf := map[string][]*gwv1.HTTPRoute{}
+	for _, c := range claims {
+		key := types.NamespacedName{Namespace: c.route.Namespace, Name: c.route.Name}
+		ns, taken := owner[c.host]
+		if !taken {
+			owner[c.host], ns = c.route.Namespace, c.route.Namespace
+		}
+		if ns != c.route.Namespace {
+			if lost[key] == nil {
+				lost[key] = map[int][]string{}
+			}
+			lost[key][c.parent] = append(lost[key][c.parent], c.host)
+			continue
+		}
+		if !slices.Contains(routesOf[c.host], c.route) {
+			routesOf[c.host] = append(routesOf[c.host], c.route)
+		}
+	}
+	for key, byParent := range lost {
+		for i, hosts := range byParent {
+			markLost(&parents[key][i], hosts, routeHostCount(claims, key, i))
+		}
+	}
+	out := make([]Site, 0, len(routesOf))
+	for host, routes := range routesOf {
+		out = append(out, Site{Name: siteName(host), Hosts: []string{host}, Routes: hostRoutes(in, routes)})
+	}
+	slices.SortFunc(out, func(a, b Site) int { return cmp.Compare(a.Hosts[0], b.Hosts[0]) })
+	return out
+}
+
+func routeHostCount(claims []claim, key types.NamespacedName, parent int) int {
+	n := 0
+	for _, c := range claims {
+		if c.route.Namespace == key.Namespace && c.route.Name == key.Name && c.parent == parent {
+			n++
+		}
+	}
+	return n
+}
+
+// markLost tells a route which of its hosts another namespace holds: not
+// accepted when it lost every one.
+func markLost(st *gwv1.RouteParentStatus, hosts []string, claimed int) {
+	msg := fmt.Sprintf("host names claimed first by another namespace or the farm: %s", strings.Join(hosts, ", "))
+	for i, c := range st.Conditions {
+		if c.Type != string(gwv1.RouteConditionAccepted) {
+			continue
+		}
+		if len(hosts) == claimed {
+			st.Conditions[i].Status, st.Conditions[i].Reason = metav1.ConditionFalse, string(ReasonHostnameConflict)
+		}
+		st.Conditions[i].Message = msg
+	}
+}
+
+// siteName names a host's site (its virtual host, and the site of its
+// access log lines); inline sites' names have no colon.
+func siteName(host string) string {
+	return "route:" + host
+}
+
+// hostRoutes are the routes of one host in Gateway API's precedence:
+// exact paths first, then longer paths, a method, more headers, more query
+// parameters; then the older route and the rule's order.
+func hostRoutes(in Inputs, routes []*gwv1.HTTPRoute) []model.Route {
+	type ranked struct {
+		route model.Route
+		order int
+	}
+	var all []ranked
+	for _, r := range routes {
+		if unsupported(r) != "" {
+			continue
+		}
+		for _, rule := range r.Spec.Rules {
+			target := ruleTarget(in, r.Namespace, rule)
+			matches := rule.Matches
+			if len(matches) == 0 {
+				matches = []gwv1.HTTPRouteMatch{{}}
+			}
+			for _, m := range matches {
+				out := target
+				out.Match = match(m)
+				all = append(all, ranked{out, len(all)})
+			}
+		}
+	}
+	slices.SortStableFunc(all, func(a, b ranked) int {
+		x, y := a.route.Match, b.route.Match
+		if x.Exact != y.Exact {
+			if x.Exact {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(
+			-cmp.Compare(len(x.Path), len(y.Path)),
+			-cmp.Compare(boolInt(x.Method != ""), boolInt(y.Method != "")),
+			-cmp.Compare(len(x.Headers), len(y.Headers)),
+			-cmp.Compare(len(x.QueryParams), len(y.QueryParams)),
+			cmp.Compare(a.order, b.order),
+		)
+	})
+	out := make([]model.Route, len(all))
+	for i, r := range all {
+		out[i] = r.route
+	}
+	return out
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ruleTarget is where a rule sends its requests: one AppPool as an inline
+// route does (with the pool's queue, activator and stop answers), or
+// Services and pools by weight; 500 when none resolves.
+func ruleTarget(in Inputs, routeNamespace string, rule gwv1.HTTPRouteRule) model.Route {
+	var backends []model.Backend
+	valid := 0
+	for _, ref := range rule.BackendRefs {
+		b, p := resolveBackend(in, routeNamespace, ref.BackendRef)
+		if b.Weight == 0 {
+			continue
+		}
+		if p.reason == "" {
+			valid++
+		}
+		backends = append(backends, b)
+	}
+	switch {
+	case valid == 0:
+		return model.Route{Refused: true}
+	case len(backends) == 1 && backends[0].Pool != "":
+		return model.Route{Pool: backends[0].Pool}
+	}
+	return model.Route{Backends: backends}
+}
+
+// match turns a Gateway API match into the model's (defaults: a "/" prefix).
+func match(m gwv1.HTTPRouteMatch) *model.Match {
+	out := &model.Match{Path: "/"}
+	if m.Path != nil {
+		if m.Path.Value != nil {
+			out.Path = *m.Path.Value
+		}
+		out.Exact = m.Path.Type != nil && *m.Path.Type == gwv1.PathMatchExact
+	}
+	if !out.Exact && len(out.Path) > 1 {
+		// A trailing slash does not change a prefix match (Gateway API).
+		out.Path = strings.TrimSuffix(out.Path, "/")
+	}
+	for _, h := range m.Headers {
+		out.Headers = append(out.Headers, model.NameValue{Name: strings.ToLower(string(h.Name)), Value: h.Value})
+	}
+	for _, q := range m.QueryParams {
+		out.QueryParams = append(out.QueryParams, model.NameValue{Name: string(q.Name), Value: q.Value})
+	}
+	if m.Method != nil {
+		out.Method = string(*m.Method)
+	}
+	return out
+}
+
+// Values a route's matches may carry to the frontend. Gateway API's schema
+// checks most; these hold whatever reached the API (a tenant is not
+// trusted), so that no value can break or bend the frontend's routes.
+var (
+	validPath  = regexp.MustCompile(`^/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$`)
+	validToken = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_|~`-]+$")
+	validValue = regexp.MustCompile(`^[\x20-\x7e]*$`)
+)
+
+// unsupportedMatch says what of a match the farm refuses (empty: none).
+func unsupportedMatch(m gwv1.HTTPRouteMatch) string {
+	if m.Path != nil {
+		if m.Path.Type != nil && *m.Path.Type == gwv1.PathMatchRegularExpression {
+			return "path match RegularExpression is not served"
+		}
+		if v := m.Path.Value; v != nil && (!validPath.MatchString(*v) || strings.Contains(*v, "//") || len(*v) > 1024) {
+			return fmt.Sprintf("path %q: a path of RFC 3986 characters without \"//\"", *v)
+		}
+	}
+	for _, h := range m.Headers {
+		if h.Type != nil && *h.Type != gwv1.HeaderMatchExact {
+			return fmt.Sprintf("header match %s is not served", *h.Type)
+		}
+		if !validToken.MatchString(string(h.Name)) || !validValue.MatchString(h.Value) || len(h.Value) > 4096 {
+			return fmt.Sprintf("header match %q: a token name and a printable value", h.Name)
+		}
+	}
+	for _, q := range m.QueryParams {
+		if q.Type != nil && *q.Type != gwv1.QueryParamMatchExact {
+			return fmt.Sprintf("query parameter match %s is not served", *q.Type)
+		}
+		if !validToken.MatchString(string(q.Name)) || !validValue.MatchString(q.Value) || len(q.Value) > 4096 {
+			return fmt.Sprintf("query parameter match %q: a token name and a printable value", q.Name)
+		}
+	}
+	return ""
+}

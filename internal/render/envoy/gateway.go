@@ -1,0 +1,120 @@
+package envoy
+
+import (
+	"slices"
+	"time"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/vocabulary"
+)
+
+// Routes from Gateway API rules (internal/gateway): a rule to one AppPool
+// is rendered as an inline route is (queue, activator, stop answers), with
+// its own match; the rules below go to Services, to several backends by
+// weight, or nowhere.
+
+// unresolvedCluster is the cluster a backendRef that does not resolve
+// stands for: no such cluster exists, so its share of requests gets the
+// route's cluster-not-found answer, 500 (Gateway API's rule).
+const unresolvedCluster = "unresolved"
+
+// routeMatch is a route's match: an inline route's path prefix by whole
+// segments, or a Gateway API rule's path, headers, query parameters and
+// method.
+func routeMatch(r model.Route) *routev3.RouteMatch {
+	if r.Match == nil {
+		return prefixMatch(r.PathPrefix)
+	}
+	m := r.Match
+	out := prefixMatch(m.Path)
+	if m.Exact {
+		out = &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Path{Path: m.Path}}
+	}
+	exact := func(v string) *matcherv3.StringMatcher {
+		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: v}}
+	}
+	for _, h := range m.Headers {
+		out.Headers = append(out.Headers, &routev3.HeaderMatcher{Name: h.Name,
+			HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: exact(h.Value)}})
+	}
+	if m.Method != "" {
+		out.Headers = append(out.Headers, &routev3.HeaderMatcher{Name: ":method",
+			HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: exact(m.Method)}})
+	}
+	for _, q := range m.QueryParams {
+		out.QueryParameters = append(out.QueryParameters, &routev3.QueryParameterMatcher{Name: q.Name,
+			QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_StringMatch{StringMatch: exact(q.Value)}})
+	}
+	return out
+}
+
+// refusedRoute answers a rule none of whose backends resolves with 500.
+func refusedRoute(r model.Route) *routev3.Route {
+	return &routev3.Route{Match: routeMatch(r),
+		Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 500}}}
+}
+
+// backendsRoute sends a rule to its backends by weight (one: directly).
+func backendsRoute(r model.Route, timeout time.Duration) *routev3.Route {
+	action := &routev3.RouteAction{
+		Timeout:                     durationpb.New(timeout),
+		RetryPolicy:                 retryElsewhere(retryOn),
+		ClusterNotFoundResponseCode: routev3.RouteAction_INTERNAL_SERVER_ERROR,
+	}
+	if len(r.Backends) == 1 {
+		action.ClusterSpecifier = &routev3.RouteAction_Cluster{Cluster: backendCluster(r.Backends[0])}
+	} else {
+		weighted := &routev3.WeightedCluster{}
+		for _, b := range r.Backends {
+			weighted.Clusters = append(weighted.Clusters, &routev3.WeightedCluster_ClusterWeight{
+				Name: backendCluster(b), Weight: wrapperspb.UInt32(b.Weight)})
+		}
+		action.ClusterSpecifier = &routev3.RouteAction_WeightedClusters{WeightedClusters: weighted}
+	}
+	return &routev3.Route{Match: routeMatch(r), Action: &routev3.Route_Route{Route: action}}
+}
+
+func backendCluster(b model.Backend) string {
+	switch {
+	case b.Invalid:
+		return unresolvedCluster
+	case b.Service != nil:
+		return vocabulary.ServiceCluster(b.Service.Namespace, b.Service.Name, b.Service.Port)
+	}
+	return vocabulary.PoolCluster(b.Pool)
+}
+
+// serviceClusters reach the Services the farm's Gateway routes name, at
+// their cluster IPs (kube-proxy spreads the connections), sorted by name.
+func serviceClusters(f model.Farm) []*clusterv3.Cluster {
+	seen := map[string]*clusterv3.Cluster{}
+	for _, s := range f.Sites {
+		for _, r := range s.Routes {
+			for _, b := range r.Backends {
+				if b.Service == nil {
+					continue
+				}
+				name := backendCluster(b)
+				if _, ok := seen[name]; !ok {
+					seen[name] = staticCluster(name, b.Service.ClusterIP, uint32(b.Service.Port))
+				}
+			}
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	out := make([]*clusterv3.Cluster, len(names))
+	for i, n := range names {
+		out[i] = seen[n]
+	}
+	return out
+}
