@@ -6,13 +6,16 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/endpoints"
@@ -34,6 +37,9 @@ type RoutingReconciler struct {
 	Models   *model.Models
 	Platform model.Platform
 	XDS      *xds.Server
+	// GatewayAPI: farms also route their Gateways' routes, so the
+	// controller watches Gateway API's objects.
+	GatewayAPI bool
 	// Clock tells the time (nil: the real clock).
 	Clock clock.PassiveClock
 
@@ -70,7 +76,10 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		return ctrl.Result{}, err
 	}
-	f, ok := r.FarmToRoute(&farm)
+	f, ok, err := r.FarmToRoute(ctx, &farm)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	if !ok {
 		// The farm's Envoys keep their last good routing; the WebFarm
 		// controller reports the problem in the farm's status.
@@ -97,29 +106,65 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	return ctrl.Result{RequeueAfter: recheck}, r.XDS.Update(ctx, envoy.NodeCluster(f), routing)
 }
 
-// FarmToRoute is the farm as its frontends route it: its model, or, while
-// it is paused, as last routed (after a restart of the operator during a
-// pause, as its spec says). false: its spec does not resolve. Its Pools and
-// CachePolicies are the caller's to change.
-func (r *RoutingReconciler) FarmToRoute(farm *v1.WebFarm) (model.Farm, bool) {
+// FarmToRoute is the farm as its frontends route it: its model with the
+// sites of the Gateways it serves, or, while it is paused, as last routed
+// (after a restart of the operator during a pause, as its spec says).
+// false: its spec does not resolve. Its Pools and CachePolicies are the
+// caller's to change.
+func (r *RoutingReconciler) FarmToRoute(ctx context.Context, farm *v1.WebFarm) (model.Farm, bool, error) {
 	key := client.ObjectKeyFromObject(farm).String()
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if last, ok := r.lastFarms[key]; ok && isPaused(farm) {
+	last, known := r.lastFarms[key]
+	r.mu.Unlock()
+	if known && isPaused(farm) {
 		// The caller adds retiring clusters to these lists: not to the stored farm's.
 		last.Pools, last.CachePolicies = slices.Clone(last.Pools), slices.Clone(last.CachePolicies)
-		return last, true
+		return last, true, nil
 	}
 	f, err := modelsOr(r.Models, r.Platform).Farm(farm)
 	if err != nil {
-		return model.Farm{}, false
+		return model.Farm{}, false, nil
 	}
+	if r.GatewayAPI {
+		sites, err := gatewaySites(ctx, r.Client, farm)
+		if err != nil {
+			return model.Farm{}, false, err
+		}
+		f = withGatewaySites(f, sites)
+	}
+	r.mu.Lock()
 	if r.lastFarms == nil {
 		r.lastFarms = map[string]model.Farm{}
 	}
 	r.lastFarms[key] = f
+	r.mu.Unlock()
 	f.Pools, f.CachePolicies = slices.Clone(f.Pools), slices.Clone(f.CachePolicies)
-	return f, true
+	return f, true, nil
+}
+
+// withGatewaySites adds a Gateway's sites to a farm's model (a copy: the
+// model is shared) with the pools they route to.
+func withGatewaySites(f model.Farm, sites []model.Site) model.Farm {
+	if len(sites) == 0 {
+		return f
+	}
+	f.Sites = slices.Concat(f.Sites, sites)
+	pools := slices.Clone(f.Pools)
+	for _, s := range sites {
+		for _, route := range s.Routes {
+			if route.Pool != "" {
+				pools = append(pools, route.Pool)
+			}
+			for _, b := range route.Backends {
+				if b.Pool != "" {
+					pools = append(pools, b.Pool)
+				}
+			}
+		}
+	}
+	slices.Sort(pools)
+	f.Pools = slices.Compact(pools)
+	return f
 }
 
 // minPositive is the smaller of two durations that are set (0: not set).
@@ -217,13 +262,50 @@ func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOp
 	options := opts.controller()
 	everyReplica := false
 	options.NeedLeaderElection = &everyReplica
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("routing").
 		For(&v1.WebFarm{}, specOrMetadataChanged).
 		Watches(&v1.AppPool{}, handler.EnqueueRequestsFromMapFunc(r.farmsOfPool), poolRoutingChanged).
-		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.farmsBehind)).
-		WithOptions(options).
-		Complete(r)
+		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.farmsBehind))
+	if r.GatewayAPI {
+		// A Gateway's translation reads these (gatewayInputs): any change
+		// may change its farm's sites.
+		m := gatewayMapper{r.Client}
+		farms := func(gateways func(context.Context, client.Object) []reconcile.Request) handler.EventHandler {
+			return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+				return r.farmsOfGateways(ctx, gateways(ctx, o))
+			})
+		}
+		// A deleted Gateway is read no more: its farm comes from the event.
+		farmOfGateway := func(_ context.Context, o client.Object) []reconcile.Request {
+			if name, _, problem := farmOf(o.(*gwv1.Gateway)); problem == "" {
+				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+			}
+			return nil
+		}
+		b = b.Watches(&gwv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(farmOfGateway)).
+			Watches(&gwv1.GatewayClass{}, farms(m.allGateways)).
+			Watches(&gwv1.HTTPRoute{}, farms(m.gatewaysOfRoute)).
+			Watches(&gwv1.ReferenceGrant{}, farms(m.allGateways)).
+			Watches(&corev1.Namespace{}, farms(m.allGateways)).
+			Watches(&corev1.Service{}, farms(m.gatewaysOfService))
+	}
+	return b.WithOptions(options).Complete(r)
+}
+
+// farmsOfGateways maps Gateways to the farms that serve them.
+func (r *RoutingReconciler) farmsOfGateways(ctx context.Context, gateways []reconcile.Request) []reconcile.Request {
+	var out []reconcile.Request
+	for _, req := range gateways {
+		var gw gwv1.Gateway
+		if err := r.Client.Get(ctx, req.NamespacedName, &gw); err != nil {
+			continue
+		}
+		if name, _, problem := farmOf(&gw); problem == "" {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: gw.Namespace, Name: name}})
+		}
+	}
+	return out
 }
 
 // farmsOfPool maps an AppPool to the farms that route to it.

@@ -10,12 +10,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/activator"
@@ -36,6 +39,9 @@ type ControllerOptions struct {
 	Clock clock.PassiveClock
 	// XDS, when set, receives each farm's routing (the routing controller).
 	XDS *xds.Server
+	// GatewayAPI: the cluster has Gateway API's CRDs, so farms serve the
+	// Gateways of the operator's GatewayClasses (see GatewayAPIInstalled).
+	GatewayAPI bool
 	// ActivityWatched: a collector reads the frontends' statistics, so the
 	// observations know each pool's activity (idle timeout, on-demand start).
 	ActivityWatched bool
@@ -57,15 +63,15 @@ const (
 )
 
 // CacheOptions are the operator's cache: only the objects it generates (a
-// cluster's other ConfigMaps, Services and Deployments never fill its
-// memory), and, when namespaces are given, only theirs (the chart then
-// grants the operator's rules in those namespaces alone).
+// cluster's other ConfigMaps, Deployments and pods never fill its memory),
+// but every Service (a Gateway API route may send to any), and, when
+// namespaces are given, only theirs (the chart then grants the operator's
+// rules in those namespaces alone).
 func CacheOptions(namespaces []string) cache.Options {
 	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{vocabulary.LabelManagedBy: vocabulary.ManagedBy})}
 	o := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&appsv1.Deployment{}:            managed,
 		&corev1.ConfigMap{}:             managed,
-		&corev1.Service{}:               managed,
 		&corev1.ServiceAccount{}:        managed,
 		&policyv1.PodDisruptionBudget{}: managed,
 		// EndpointSlices carry their Service's labels.
@@ -138,12 +144,29 @@ func SetupAll(mgr ctrl.Manager, models *model.Models, opts ControllerOptions) (O
 			return none, err
 		}
 	}
+	if opts.GatewayAPI {
+		if err := SetupGatewayAPI(mgr, opts); err != nil {
+			return none, err
+		}
+	}
 	if opts.XDS != nil {
-		if err := (&RoutingReconciler{Client: c, Models: models, XDS: opts.XDS, Clock: opts.Clock}).SetupWithManager(mgr, opts); err != nil {
+		if err := (&RoutingReconciler{GatewayAPI: opts.GatewayAPI, Client: c, Models: models, XDS: opts.XDS, Clock: opts.Clock}).SetupWithManager(mgr, opts); err != nil {
 			return none, err
 		}
 	}
 	return o, nil
+}
+
+// GatewayAPIInstalled: the API server serves Gateway API's Gateways and
+// HTTPRoutes (v1). Without them the operator serves inline sites alone;
+// it looks once, at its start.
+func GatewayAPIInstalled(mapper meta.RESTMapper) bool {
+	for _, kind := range []string{"Gateway", "HTTPRoute", "GatewayClass", "ReferenceGrant"} {
+		if _, err := mapper.RESTMapping(schema.GroupKind{Group: gwv1.GroupName, Kind: kind}, gwv1.GroupVersion.Version); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // referencedNames lists the distinct non-empty names a farm's routes give.

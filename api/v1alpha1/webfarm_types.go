@@ -71,17 +71,18 @@ type ServiceType string
 // conflict in the Ready condition (reason InvalidSpec) without changing the
 // farm's data plane.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.frontend.tls) || self.sites.exists(s, has(s.tls))",message="frontend.tls needs a site with tls"
-// +kubebuilder:validation:XValidation:rule="!has(self.frontend.tls) || !has(self.frontend.tls.defaultSite) || self.sites.exists(s, s.name == self.frontend.tls.defaultSite && has(s.tls))",message="frontend.tls.defaultSite must name a site with tls"
-// +kubebuilder:validation:XValidation:rule="!has(self.sessionAffinity.cookie) || !has(self.sessionAffinity.cookie.sameSite) || self.sessionAffinity.cookie.sameSite != 'None' || self.sites.all(s, has(s.tls) && (!has(s.tls.plainHTTP) || s.tls.plainHTTP == 'Redirect'))",message="sameSite None needs every site to have tls with plainHTTP Redirect (browsers take it only on a Secure cookie)"
-// +kubebuilder:validation:XValidation:rule="size(self.sites.map(s, s.hosts).flatten()) > 512 || size(self.sites.map(s, s.hosts).flatten()) == size(self.sites.map(s, s.hosts).flatten().distinct())",message="a host name may belong to only one site"
+// +kubebuilder:validation:XValidation:rule="!has(self.frontend.tls) || (has(self.sites) && self.sites.exists(s, has(s.tls)))",message="frontend.tls needs a site with tls"
+// +kubebuilder:validation:XValidation:rule="!has(self.frontend.tls) || !has(self.frontend.tls.defaultSite) || has(self.sites) && self.sites.exists(s, s.name == self.frontend.tls.defaultSite && has(s.tls))",message="frontend.tls.defaultSite must name a site with tls"
+// +kubebuilder:validation:XValidation:rule="!has(self.sessionAffinity.cookie) || !has(self.sessionAffinity.cookie.sameSite) || self.sessionAffinity.cookie.sameSite != 'None' || !has(self.sites) || self.sites.all(s, has(s.tls) && (!has(s.tls.plainHTTP) || s.tls.plainHTTP == 'Redirect'))",message="sameSite None needs every site to have tls with plainHTTP Redirect (browsers take it only on a Secure cookie)"
+// +kubebuilder:validation:XValidation:rule="!has(self.sites) || size(self.sites.map(s, s.hosts).flatten()) > 512 || size(self.sites.map(s, s.hosts).flatten()) == size(self.sites.map(s, s.hosts).flatten().distinct())",message="a host name may belong to only one site"
 type WebFarmSpec struct {
 	// sites served by the farm. Each host name belongs to exactly one site.
+	// A farm that serves a Gateway (Gateway API) may have none: the routes
+	// attached to its Gateway are then its only sites.
 	//
-	// +required
+	// +optional
 	// +listType=map
 	// +listMapKey=name
-	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=500
 	Sites []Site `json:"sites,omitempty"`
 

@@ -80,7 +80,8 @@ var webFarmCases = []manifestCase{
 	`,
 		"a host name may belong to only one site"),
 	// Sites.
-	refused("a farm without sites is refused", `spec: {sites: []}`, "spec.sites: Invalid value", "should have at least 1 items"),
+	accepted("a farm without sites, which serves only its Gateway's routes, is accepted", `spec: {sites: []}`),
+	refused("frontend TLS on a farm without sites is refused", `spec: {sites: [], frontend: {tls: {minVersion: "1.3"}}}`, "frontend.tls needs a site with tls"),
 	refused("two sites with the same name are refused", `
 		spec:
 		  sites:

@@ -46,6 +46,10 @@ type Options struct {
 // render.
 func Setup(mgr ctrl.Manager, platform model.Platform, opts Options) error {
 	opts.Controllers.ActivityWatched = opts.FrontendStatsInterval > 0
+	opts.Controllers.GatewayAPI = controllers.GatewayAPIInstalled(mgr.GetRESTMapper())
+	if !opts.Controllers.GatewayAPI {
+		ctrl.Log.Info("Gateway API's CRDs are not installed: farms serve their inline sites alone (restart the operator after installing them)")
+	}
 	models := model.NewModels(platform)
 	o, err := controllers.SetupAll(mgr, models, opts.Controllers)
 	if err != nil {

@@ -3,7 +3,9 @@ package testutil
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -76,8 +78,12 @@ func StartControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 	if _, err := os.Stat(filepath.Join(assets, "kube-apiserver")); err != nil {
 		return nil, fmt.Errorf("kube-apiserver not found in %s (run: make tools): %w", assets, err)
 	}
+	gatewayAPI, err := GatewayAPICRDs()
+	if err != nil {
+		return nil, err
+	}
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
+		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases"), gatewayAPI},
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: assets,
 	}
@@ -93,6 +99,18 @@ func StartControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 		return nil, fmt.Errorf("starting the test control plane: %w", err)
 	}
 	return &ControlPlane{env: env, Config: cfg}, nil
+}
+
+// GatewayAPICRDs is the folder of Gateway API's standard channel CRDs in
+// the module go.mod pins (the Go module cache holds it once the module is
+// downloaded, as building the operator does).
+func GatewayAPICRDs() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+	dir := strings.TrimSpace(string(out))
+	if err != nil || dir == "" {
+		return "", fmt.Errorf("finding the sigs.k8s.io/gateway-api module (go mod download): %v", err)
+	}
+	return filepath.Join(dir, "config", "crd", "standard"), nil
 }
 
 // KubeConfig returns a kubeconfig of a cluster administrator, for kubectl and

@@ -124,7 +124,7 @@ func (c consumers) checkFarm(ctx context.Context, t testing.TB, wf *v1.WebFarm) 
 		c.compare(t, fmt.Sprintf("%s's model of WebFarm %s", r.reader, wf.Name), got, want, got.Platform, err, wantErr)
 	}
 
-	routed, ok := c.routing.FarmToRoute(wf)
+	routed, ok, err := c.routing.FarmToRoute(context.Background(), wf)
 	if ok != (wantErr == nil) {
 		t.Errorf("the routing controller routes WebFarm %s: %t; its spec resolves: %t", wf.Name, ok, wantErr == nil)
 	}

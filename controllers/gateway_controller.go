@@ -1,0 +1,518 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/gateway"
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/vocabulary"
+)
+
+// Gateway API: a Gateway of a GatewayClass whose controllerName is
+// gateway.ControllerName is served by a WebFarm of its namespace, the one its
+// spec.infrastructure.parametersRef names (group webfarm.dev, kind WebFarm),
+// or else one the operator makes for it, named after it and owned by it. The
+// farm's frontend serves the routes attached to the Gateway beside the
+// farm's inline sites. The leader writes the statuses (this file); every
+// replica routes the sites (RoutingReconciler, through gatewaySites).
+
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses;gateways;httproutes;referencegrants,verbs=get;list;watch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses/status;gateways/status;httproutes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch
+// +kubebuilder:rbac:groups=webfarm.dev,resources=webfarms,verbs=create
+
+// Field indexes on HTTPRoutes: the Gateways they name ("namespace/name")
+// and the Services they send to.
+const (
+	indexRouteGateways = "gateway.parentRefs"
+	indexRouteServices = "gateway.serviceRefs"
+)
+
+// GatewayClassReconciler accepts the GatewayClasses of the operator's
+// controller name.
+type GatewayClassReconciler struct {
+	Client client.Client
+}
+
+func (r *GatewayClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var gc gwv1.GatewayClass
+	if err := r.Client.Get(ctx, req.NamespacedName, &gc); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if gc.Spec.ControllerName != gateway.ControllerName {
+		return ctrl.Result{}, nil
+	}
+	before := gc.DeepCopy()
+	meta.SetStatusCondition(&gc.Status.Conditions, metav1.Condition{
+		Type: string(gwv1.GatewayClassConditionStatusAccepted), Status: metav1.ConditionTrue,
+		Reason: string(gwv1.GatewayClassReasonAccepted), Message: "served by the webfarm operator",
+		ObservedGeneration: gc.Generation,
+	})
+	if equality.Semantic.DeepEqual(before.Status, gc.Status) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, r.Client.Status().Update(ctx, &gc)
+}
+
+// GatewayReconciler makes each Gateway's farm when the operator owns it,
+// and writes the statuses of the Gateway and its routes.
+type GatewayReconciler struct {
+	Client client.Client
+}
+
+func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var gw gwv1.Gateway
+	if err := r.Client.Get(ctx, req.NamespacedName, &gw); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	ours, err := servedClass(ctx, r.Client, &gw)
+	if err != nil || !ours {
+		return ctrl.Result{}, err
+	}
+	if err := r.ensureOwnFarm(ctx, &gw); err != nil {
+		return ctrl.Result{}, err
+	}
+	in, err := gatewayInputs(ctx, r.Client, &gw)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	res := gateway.Attach(in)
+	if err := r.writeRouteStatuses(ctx, &gw, in.Routes, res.RouteParents); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, r.writeGatewayStatus(ctx, &gw, res.Gateway)
+}
+
+// servedClass: the Gateway's class is one of the operator's.
+func servedClass(ctx context.Context, c client.Reader, gw *gwv1.Gateway) (bool, error) {
+	var gc gwv1.GatewayClass
+	if err := c.Get(ctx, client.ObjectKey{Name: string(gw.Spec.GatewayClassName)}, &gc); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return gc.Spec.ControllerName == gateway.ControllerName, nil
+}
+
+// farmOf names the WebFarm serving a Gateway, and whether the operator
+// makes it (no parametersRef).
+func farmOf(gw *gwv1.Gateway) (name string, own bool, problem string) {
+	if gw.Spec.Infrastructure == nil || gw.Spec.Infrastructure.ParametersRef == nil {
+		return gw.Name, true, ""
+	}
+	ref := gw.Spec.Infrastructure.ParametersRef
+	if string(ref.Group) != gateway.GroupWebFarm || string(ref.Kind) != gateway.KindWebFarm {
+		return "", false, fmt.Sprintf("infrastructure.parametersRef names %s/%s: a farm's Gateway names a webfarm.dev WebFarm", ref.Group, ref.Kind)
+	}
+	return ref.Name, false, ""
+}
+
+// ensureOwnFarm makes the farm of a Gateway without parametersRef: a
+// WebFarm named after it, owned by it (deleted with it), serving HTTP on its
+// first HTTP listener's port.
+func (r *GatewayReconciler) ensureOwnFarm(ctx context.Context, gw *gwv1.Gateway) error {
+	name, own, _ := farmOf(gw)
+	if !own {
+		return nil
+	}
+	var existing v1.WebFarm
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: gw.Namespace, Name: name}, &existing)
+	if err == nil || !apierrors.IsNotFound(err) {
+		return err
+	}
+	farm := &v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Namespace: gw.Namespace, Name: name,
+		Labels: map[string]string{vocabulary.LabelManagedBy: vocabulary.ManagedBy}}}
+	for _, l := range gw.Spec.Listeners {
+		if l.Protocol == gwv1.HTTPProtocolType {
+			farm.Spec.Frontend.Service.Port = int32(l.Port)
+			break
+		}
+	}
+	if err := controllerutil.SetControllerReference(gw, farm, r.Client.Scheme()); err != nil {
+		return err
+	}
+	return client.IgnoreAlreadyExists(r.Client.Create(ctx, farm))
+}
+
+// gatewayInputs reads what the translation of a Gateway needs.
+func gatewayInputs(ctx context.Context, c client.Reader, gw *gwv1.Gateway) (gateway.Inputs, error) {
+	in := gateway.Inputs{Gateway: gw, NamespaceLabels: map[string]map[string]string{},
+		Backends: map[string]map[types.NamespacedName]gateway.Backend{gateway.KindService: {}, gateway.KindAppPool: {}}}
+	farm, err := farmFacts(ctx, c, gw)
+	if err != nil {
+		return in, err
+	}
+	in.Farm = farm
+	var routes gwv1.HTTPRouteList
+	if err := c.List(ctx, &routes, client.MatchingFields{indexRouteGateways: gw.Namespace + "/" + gw.Name}); err != nil {
+		return in, err
+	}
+	targets := map[string]bool{gw.Namespace: true}
+	for i := range routes.Items {
+		r := &routes.Items[i]
+		in.Routes = append(in.Routes, r)
+		for _, rule := range r.Spec.Rules {
+			for _, ref := range rule.BackendRefs {
+				ns := r.Namespace
+				if ref.Namespace != nil {
+					ns = string(*ref.Namespace)
+				}
+				targets[ns] = true
+				if ref.Group == nil || *ref.Group == "" {
+					if err := addService(ctx, c, in.Backends, types.NamespacedName{Namespace: ns, Name: string(ref.Name)}); err != nil {
+						return in, err
+					}
+				}
+			}
+		}
+	}
+	var namespaces corev1.NamespaceList
+	if err := c.List(ctx, &namespaces); err != nil {
+		return in, err
+	}
+	for _, ns := range namespaces.Items {
+		in.NamespaceLabels[ns.Name] = ns.Labels
+	}
+	for ns := range targets {
+		var grants gwv1.ReferenceGrantList
+		if err := c.List(ctx, &grants, client.InNamespace(ns)); err != nil {
+			return in, err
+		}
+		for i := range grants.Items {
+			in.Grants = append(in.Grants, &grants.Items[i])
+		}
+	}
+	var pools v1.AppPoolList
+	if err := c.List(ctx, &pools, client.InNamespace(gw.Namespace)); err != nil {
+		return in, err
+	}
+	for _, p := range pools.Items {
+		in.Backends[gateway.KindAppPool][types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = gateway.Backend{}
+	}
+	return in, nil
+}
+
+// addService records a Service a route names, if it exists.
+func addService(ctx context.Context, c client.Reader, backends map[string]map[types.NamespacedName]gateway.Backend, key types.NamespacedName) error {
+	if _, seen := backends[gateway.KindService][key]; seen {
+		return nil
+	}
+	var svc corev1.Service
+	if err := c.Get(ctx, key, &svc); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	b := gateway.Backend{}
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone {
+		b.ClusterIP = svc.Spec.ClusterIP
+	}
+	for _, p := range svc.Spec.Ports {
+		b.Ports = append(b.Ports, p.Port)
+	}
+	backends[gateway.KindService][key] = b
+	return nil
+}
+
+// farmFacts is what the Gateway's farm tells the translation.
+func farmFacts(ctx context.Context, c client.Reader, gw *gwv1.Gateway) (gateway.Farm, error) {
+	name, _, problem := farmOf(gw)
+	f := gateway.Farm{Name: name, Problem: problem}
+	if problem != "" {
+		return f, nil
+	}
+	var farm v1.WebFarm
+	if err := c.Get(ctx, client.ObjectKey{Namespace: gw.Namespace, Name: name}, &farm); err != nil {
+		if apierrors.IsNotFound(err) {
+			f.Problem = fmt.Sprintf("WebFarm %s not found in namespace %s", name, gw.Namespace)
+			return f, nil
+		}
+		return f, err
+	}
+	f.HTTPPort = farm.Spec.Frontend.Service.Port
+	if f.HTTPPort == 0 {
+		f.HTTPPort = 80
+	}
+	for _, s := range farm.Spec.Sites {
+		for _, h := range s.Hosts {
+			f.Hosts = append(f.Hosts, string(h))
+		}
+	}
+	var svc corev1.Service
+	err := c.Get(ctx, client.ObjectKey{Namespace: gw.Namespace, Name: vocabulary.FrontendName(name)}, &svc)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return f, err
+	}
+	if svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone {
+		f.Addresses = append(f.Addresses, svc.Spec.ClusterIP)
+	}
+	for _, ing := range svc.Status.LoadBalancer.Ingress {
+		if ing.IP != "" {
+			f.Addresses = append(f.Addresses, ing.IP)
+		}
+	}
+	return f, nil
+}
+
+// writeGatewayStatus updates the Gateway's status when it changed,
+// keeping each condition's transition time while its status holds.
+func (r *GatewayReconciler) writeGatewayStatus(ctx context.Context, gw *gwv1.Gateway, want gwv1.GatewayStatus) error {
+	before := gw.DeepCopy()
+	gw.Status.Addresses = want.Addresses
+	mergeConditions(&gw.Status.Conditions, want.Conditions)
+	listeners := make([]gwv1.ListenerStatus, 0, len(want.Listeners))
+	for _, l := range want.Listeners {
+		i := slices.IndexFunc(gw.Status.Listeners, func(old gwv1.ListenerStatus) bool { return old.Name == l.Name })
+		if i >= 0 {
+			conds := gw.Status.Listeners[i].Conditions
+			mergeConditions(&conds, l.Conditions)
+			l.Conditions = conds
+		} else {
+			conds := []metav1.Condition{}
+			mergeConditions(&conds, l.Conditions)
+			l.Conditions = conds
+		}
+		if l.SupportedKinds == nil {
+			l.SupportedKinds = []gwv1.RouteGroupKind{}
+		}
+		listeners = append(listeners, l)
+	}
+	gw.Status.Listeners = listeners
+	if equality.Semantic.DeepEqual(before.Status, gw.Status) {
+		return nil
+	}
+	return r.Client.Status().Update(ctx, gw)
+}
+
+// mergeConditions sets each wanted condition, keeping the transition time
+// of one whose status did not change, and drops the others.
+func mergeConditions(conds *[]metav1.Condition, want []metav1.Condition) {
+	for _, c := range want {
+		meta.SetStatusCondition(conds, c)
+	}
+	*conds = slices.DeleteFunc(*conds, func(c metav1.Condition) bool {
+		return !slices.ContainsFunc(want, func(w metav1.Condition) bool { return w.Type == c.Type })
+	})
+}
+
+// writeRouteStatuses sets, on each route, the parent statuses for this
+// Gateway; those of other parents (and other controllers) stay.
+func (r *GatewayReconciler) writeRouteStatuses(ctx context.Context, gw *gwv1.Gateway, routes []*gwv1.HTTPRoute,
+	parents map[types.NamespacedName][]gwv1.RouteParentStatus) error {
+	for _, route := range routes {
+		want := parents[types.NamespacedName{Namespace: route.Namespace, Name: route.Name}]
+		before := route.Status.DeepCopy()
+		var kept []gwv1.RouteParentStatus
+		for _, p := range route.Status.Parents {
+			if p.ControllerName == gateway.ControllerName && parentNamesGateway(p.ParentRef, route.Namespace, gw) {
+				continue
+			}
+			kept = append(kept, p)
+		}
+		for _, p := range want {
+			i := slices.IndexFunc(before.Parents, func(old gwv1.RouteParentStatus) bool {
+				return old.ControllerName == p.ControllerName && equality.Semantic.DeepEqual(old.ParentRef, p.ParentRef)
+			})
+			conds := []metav1.Condition{}
+			if i >= 0 {
+				conds = slices.Clone(before.Parents[i].Conditions)
+			}
+			mergeConditions(&conds, p.Conditions)
+			p.Conditions = conds
+			kept = append(kept, p)
+		}
+		if kept == nil {
+			kept = []gwv1.RouteParentStatus{}
+		}
+		route.Status.Parents = kept
+		if equality.Semantic.DeepEqual(*before, route.Status) {
+			continue
+		}
+		if err := r.Client.Status().Update(ctx, route); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// parentNamesGateway: a parentRef names the Gateway.
+func parentNamesGateway(ref gwv1.ParentReference, routeNamespace string, gw *gwv1.Gateway) bool {
+	ns := routeNamespace
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	kind := gateway.KindGateway
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	return kind == gateway.KindGateway && ns == gw.Namespace && string(ref.Name) == gw.Name
+}
+
+// gatewaySites are the sites a farm's Gateways' routes give it (nil when no
+// Gateway of the operator's classes names the farm).
+func gatewaySites(ctx context.Context, c client.Reader, farm *v1.WebFarm) ([]model.Site, error) {
+	gateways, err := gatewaysOfFarm(ctx, c, farm.Namespace, farm.Name)
+	if err != nil {
+		return nil, err
+	}
+	var sites []model.Site
+	for _, gw := range gateways {
+		in, err := gatewayInputs(ctx, c, gw)
+		if err != nil {
+			return nil, err
+		}
+		sites = append(sites, gateway.Attach(in).Sites...)
+	}
+	return sites, nil
+}
+
+// gatewaysOfFarm lists the Gateways of the operator's classes in a
+// namespace that the farm serves, oldest first.
+func gatewaysOfFarm(ctx context.Context, c client.Reader, namespace, farm string) ([]*gwv1.Gateway, error) {
+	var list gwv1.GatewayList
+	if err := c.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, nil // Gateway API is not installed
+		}
+		return nil, err
+	}
+	var out []*gwv1.Gateway
+	for i := range list.Items {
+		gw := &list.Items[i]
+		if name, _, problem := farmOf(gw); problem != "" || name != farm {
+			continue
+		}
+		if ours, err := servedClass(ctx, c, gw); err != nil || !ours {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		out = append(out, gw)
+	}
+	slices.SortFunc(out, func(a, b *gwv1.Gateway) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
+	return out, nil
+}
+
+// SetupGatewayAPI registers the Gateway API indexes and the leader's
+// GatewayClass and Gateway controllers.
+func SetupGatewayAPI(mgr ctrl.Manager, opts ControllerOptions) error {
+	ctx := context.Background()
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &gwv1.HTTPRoute{}, indexRouteGateways, func(o client.Object) []string {
+		r := o.(*gwv1.HTTPRoute)
+		var out []string
+		for _, p := range r.Spec.ParentRefs {
+			ns := r.Namespace
+			if p.Namespace != nil {
+				ns = string(*p.Namespace)
+			}
+			if p.Kind == nil || *p.Kind == gateway.KindGateway {
+				out = append(out, ns+"/"+string(p.Name))
+			}
+		}
+		return out
+	}); err != nil {
+		return fmt.Errorf("indexing HTTPRoutes by Gateway: %w", err)
+	}
+	if err := idx.IndexField(ctx, &gwv1.HTTPRoute{}, indexRouteServices, func(o client.Object) []string {
+		r := o.(*gwv1.HTTPRoute)
+		var out []string
+		for _, rule := range r.Spec.Rules {
+			for _, ref := range rule.BackendRefs {
+				ns := r.Namespace
+				if ref.Namespace != nil {
+					ns = string(*ref.Namespace)
+				}
+				out = append(out, ns+"/"+string(ref.Name))
+			}
+		}
+		return out
+	}); err != nil {
+		return fmt.Errorf("indexing HTTPRoutes by backend: %w", err)
+	}
+	c := mgr.GetClient()
+	if err := ctrl.NewControllerManagedBy(mgr).Named("gatewayclass").For(&gwv1.GatewayClass{}).
+		WithOptions(opts.controller()).Complete(&GatewayClassReconciler{Client: c}); err != nil {
+		return err
+	}
+	m := gatewayMapper{c}
+	return ctrl.NewControllerManagedBy(mgr).Named("gateway").
+		For(&gwv1.Gateway{}).
+		Watches(&gwv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(m.allGateways)).
+		Watches(&gwv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(m.gatewaysOfRoute)).
+		Watches(&gwv1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(m.allGateways)).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(m.allGateways)).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(m.gatewaysOfService)).
+		Watches(&v1.WebFarm{}, handler.EnqueueRequestsFromMapFunc(m.gatewaysInNamespace)).
+		Watches(&v1.AppPool{}, handler.EnqueueRequestsFromMapFunc(m.gatewaysInNamespace)).
+		WithOptions(opts.controller()).
+		Complete(&GatewayReconciler{Client: c})
+}
+
+// gatewayMapper maps the objects a Gateway's translation reads to the
+// Gateways (requests) it concerns.
+type gatewayMapper struct{ c client.Reader }
+
+func (m gatewayMapper) list(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+	var list gwv1.GatewayList
+	if err := m.c.List(ctx, &list, opts...); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, gw := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&gw)})
+	}
+	return out
+}
+
+func (m gatewayMapper) allGateways(ctx context.Context, _ client.Object) []reconcile.Request {
+	return m.list(ctx)
+}
+
+func (m gatewayMapper) gatewaysInNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	return m.list(ctx, client.InNamespace(o.GetNamespace()))
+}
+
+func (m gatewayMapper) gatewaysOfRoute(_ context.Context, o client.Object) []reconcile.Request {
+	r := o.(*gwv1.HTTPRoute)
+	var out []reconcile.Request
+	for _, p := range r.Spec.ParentRefs {
+		ns := r.Namespace
+		if p.Namespace != nil {
+			ns = string(*p.Namespace)
+		}
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: string(p.Name)}})
+	}
+	return out
+}
+
+// gatewaysOfService: the Gateways of the routes sending to a Service, and
+// those of a farm's frontend Service (its address is the Gateway's).
+func (m gatewayMapper) gatewaysOfService(ctx context.Context, o client.Object) []reconcile.Request {
+	if o.GetLabels()[vocabulary.LabelComponent] == vocabulary.ComponentFrontend {
+		return m.gatewaysInNamespace(ctx, o)
+	}
+	var routes gwv1.HTTPRouteList
+	if err := m.c.List(ctx, &routes, client.MatchingFields{indexRouteServices: o.GetNamespace() + "/" + o.GetName()}); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range routes.Items {
+		out = append(out, m.gatewaysOfRoute(ctx, &routes.Items[i])...)
+	}
+	return out
+}

@@ -1,0 +1,275 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/gateway"
+	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/vocabulary"
+)
+
+// gatewayClass creates a GatewayClass of the operator's controller.
+func gatewayClass(t *testing.T) string {
+	t.Helper()
+	gc := &gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("webfarm-%d", namespaceCounter.Add(1))},
+		Spec: gwv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+	create(t, gc)
+	return gc.Name
+}
+
+// tenantNamespace creates a namespace with labels.
+func tenantNamespace(t *testing.T, labels map[string]string) string {
+	t.Helper()
+	ns := newNamespace(t)
+	var n corev1.Namespace
+	if err := k8sClient.Get(context.Background(), client.ObjectKey{Name: ns}, &n); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range labels {
+		n.Labels[k] = v
+	}
+	if err := k8sClient.Update(context.Background(), &n); err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}
+
+func httpRoute(ns, name, gwNamespace string, hosts []string, pool string) *gwv1.HTTPRoute {
+	gwNS, group, kind := gwv1.Namespace(gwNamespace), gwv1.Group("webfarm.dev"), gwv1.Kind("AppPool")
+	poolNS := gwv1.Namespace(gwNamespace)
+	r := &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: gwv1.HTTPRouteSpec{
+			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "public", Namespace: &gwNS}}},
+			Rules: []gwv1.HTTPRouteRule{{BackendRefs: []gwv1.HTTPBackendRef{{BackendRef: gwv1.BackendRef{
+				BackendObjectReference: gwv1.BackendObjectReference{Group: &group, Kind: &kind, Name: gwv1.ObjectName(pool), Namespace: &poolNS},
+			}}}}},
+		}}
+	for _, h := range hosts {
+		r.Spec.Hostnames = append(r.Spec.Hostnames, gwv1.Hostname(h))
+	}
+	return r
+}
+
+// routeCondition is "Status/Reason" of a route's condition for its first parent.
+func routeCondition(ns, name, typ string) (string, error) {
+	var r gwv1.HTTPRoute
+	if err := get(&r, ns, name); err != nil {
+		return "", err
+	}
+	if len(r.Status.Parents) == 0 {
+		return "", fmt.Errorf("HTTPRoute %s/%s has no parent status", ns, name)
+	}
+	c := meta.FindStatusCondition(r.Status.Parents[0].Conditions, typ)
+	if c == nil {
+		return "", fmt.Errorf("HTTPRoute %s/%s has no %s condition", ns, name, typ)
+	}
+	return fmt.Sprintf("%s/%s", c.Status, c.Reason), nil
+}
+
+func expectRouteCondition(ns, name, typ, want string) error {
+	got, err := routeCondition(ns, name, typ)
+	if err != nil {
+		return err
+	}
+	if got != want {
+		return fmt.Errorf("HTTPRoute %s/%s %s is %s, want %s", ns, name, typ, got, want)
+	}
+	return nil
+}
+
+// virtualHosts lists a farm's snapshot's virtual hosts as "domain->cluster".
+func virtualHosts(nodeCluster string) ([]string, error) {
+	r, ok := xdsServer.Routing(nodeCluster)
+	if !ok {
+		return nil, fmt.Errorf("no snapshot for %s", nodeCluster)
+	}
+	var out []string
+	for _, vh := range r.Routes[0].VirtualHosts {
+		for _, d := range vh.Domains {
+			cluster := vh.Routes[len(vh.Routes)-1].GetRoute().GetCluster()
+			out = append(out, d+"->"+cluster)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Three tenants attach routes to a hosting provider's Gateway: the two whose
+// namespace the listener selects are served by the farm's shared pool, the
+// third is refused with its reason; a host claimed by two tenants goes to
+// the older route, and passes to the other when the older is removed.
+func TestTenantsRoutesAttachToTheFarmsGateway(t *testing.T) {
+	class := gatewayClass(t)
+	infra := newNamespace(t)
+	tenantA := tenantNamespace(t, map[string]string{"hosting": "customer"})
+	tenantB := tenantNamespace(t, map[string]string{"hosting": "customer"})
+	other := tenantNamespace(t, nil)
+
+	farm := &v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "hosting"}, Spec: v1.WebFarmSpec{
+		Sites: []v1.Site{{Name: "provider", Hosts: []v1.Hostname{"www.provider.example"}, Routes: []v1.Route{{PathPrefix: "/", AppPool: "shared-1"}}}},
+	}}
+	from := gwv1.NamespacesFromSelector
+	gw := &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "public"}, Spec: gwv1.GatewaySpec{
+		GatewayClassName: gwv1.ObjectName(class),
+		Infrastructure:   &gwv1.GatewayInfrastructure{ParametersRef: &gwv1.LocalParametersReference{Group: "webfarm.dev", Kind: "WebFarm", Name: "hosting"}},
+		Listeners: []gwv1.Listener{{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType, AllowedRoutes: &gwv1.AllowedRoutes{
+			Namespaces: &gwv1.RouteNamespaces{From: &from, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"hosting": "customer"}}},
+		}}},
+	}}
+	grant := &gwv1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "tenants-use-shared-pools"}, Spec: gwv1.ReferenceGrantSpec{
+		From: []gwv1.ReferenceGrantFrom{
+			{Group: gwv1.GroupName, Kind: "HTTPRoute", Namespace: gwv1.Namespace(tenantA)},
+			{Group: gwv1.GroupName, Kind: "HTTPRoute", Namespace: gwv1.Namespace(tenantB)},
+			{Group: gwv1.GroupName, Kind: "HTTPRoute", Namespace: gwv1.Namespace(other)},
+		},
+		To: []gwv1.ReferenceGrantTo{{Group: "webfarm.dev", Kind: "AppPool"}},
+	}}
+	create(t, appPool(infra, "shared-1"), farm, gw, grant,
+		httpRoute(tenantA, "shop", infra, []string{"a.example"}, "shared-1"))
+	testutil.Eventually(t, 10*time.Second, func() error { return expectRouteCondition(tenantA, "shop", "Accepted", "True/Accepted") })
+	var first gwv1.HTTPRoute
+	if err := get(&first, tenantA, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	// Creation times have a second's resolution: the second tenant's
+	// route is made in a later second, so that the first is the older.
+	testutil.Eventually(t, 5*time.Second, func() error {
+		if time.Since(first.CreationTimestamp.Time) <= time.Second {
+			return fmt.Errorf("waiting for a later creation second")
+		}
+		return nil
+	})
+	create(t, httpRoute(tenantB, "blog", infra, []string{"b.example", "a.example"}, "shared-1"),
+		httpRoute(other, "intruder", infra, []string{"o.example"}, "shared-1"))
+	nodeCluster := infra + "/hosting"
+
+	t.Run("the GatewayClass and the Gateway are accepted and the Gateway has its farm's address", func(t *testing.T) {
+		testutil.Eventually(t, 10*time.Second, func() error {
+			var gc gwv1.GatewayClass
+			if err := get(&gc, "", class); err != nil {
+				return err
+			}
+			if !meta.IsStatusConditionTrue(gc.Status.Conditions, "Accepted") {
+				return fmt.Errorf("GatewayClass conditions: %+v", gc.Status.Conditions)
+			}
+			var g gwv1.Gateway
+			if err := get(&g, infra, "public"); err != nil {
+				return err
+			}
+			if !meta.IsStatusConditionTrue(g.Status.Conditions, "Accepted") || len(g.Status.Listeners) != 1 {
+				return fmt.Errorf("Gateway status: %+v", g.Status)
+			}
+			if n := g.Status.Listeners[0].AttachedRoutes; n != 2 {
+				return fmt.Errorf("listener has %d attached routes, want 2", n)
+			}
+			var svc corev1.Service
+			if err := get(&svc, infra, vocabulary.FrontendName("hosting")); err != nil {
+				return err
+			}
+			if len(g.Status.Addresses) == 0 || g.Status.Addresses[0].Value != svc.Spec.ClusterIP {
+				return fmt.Errorf("Gateway addresses %+v, want the frontend Service's %s", g.Status.Addresses, svc.Spec.ClusterIP)
+			}
+			return nil
+		})
+	})
+	t.Run("a namespace the listener does not select is refused with its reason", func(t *testing.T) {
+		testutil.Eventually(t, 10*time.Second, func() error {
+			return expectRouteCondition(other, "intruder", "Accepted", "False/NotAllowedByListeners")
+		})
+	})
+	t.Run("the farm's snapshot serves the attached hosts beside its inline site, on the shared pool", func(t *testing.T) {
+		want := []string{"a.example->pool/shared-1", "b.example->pool/shared-1", "www.provider.example->pool/shared-1"}
+		testutil.Eventually(t, 10*time.Second, func() error {
+			got, err := virtualHosts(nodeCluster)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(got, want) {
+				return fmt.Errorf("virtual hosts %v, want %v", got, want)
+			}
+			return nil
+		})
+	})
+	t.Run("the newer claim of a host keeps the route accepted and names the lost host", func(t *testing.T) {
+		testutil.Eventually(t, 10*time.Second, func() error {
+			var r gwv1.HTTPRoute
+			if err := get(&r, tenantB, "blog"); err != nil {
+				return err
+			}
+			if len(r.Status.Parents) == 0 {
+				return fmt.Errorf("no status yet")
+			}
+			c := meta.FindStatusCondition(r.Status.Parents[0].Conditions, "Accepted")
+			if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "a.example") {
+				return fmt.Errorf("Accepted: %+v", c)
+			}
+			return nil
+		})
+	})
+	t.Run("a tenant removing its route removes only its hosts, and the host passes to the next claim", func(t *testing.T) {
+		if err := k8sClient.Delete(context.Background(), &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: "shop"}}); err != nil {
+			t.Fatal(err)
+		}
+		testutil.Eventually(t, 10*time.Second, func() error {
+			var r gwv1.HTTPRoute
+			if err := get(&r, tenantB, "blog"); err != nil {
+				return err
+			}
+			c := meta.FindStatusCondition(r.Status.Parents[0].Conditions, "Accepted")
+			if c == nil || strings.Contains(c.Message, "a.example") {
+				return fmt.Errorf("Accepted still names the lost host: %+v", c)
+			}
+			got, err := virtualHosts(nodeCluster)
+			if err != nil {
+				return err
+			}
+			if want := []string{"a.example->pool/shared-1", "b.example->pool/shared-1", "www.provider.example->pool/shared-1"}; !slices.Equal(got, want) {
+				return fmt.Errorf("virtual hosts %v, want %v", got, want)
+			}
+			return nil
+		})
+	})
+}
+
+// A Gateway that names no farm gets one of its own, owned by it.
+func TestAGatewayWithoutAFarmGetsItsOwn(t *testing.T) {
+	class := gatewayClass(t)
+	ns := newNamespace(t)
+	gw := &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"}, Spec: gwv1.GatewaySpec{
+		GatewayClassName: gwv1.ObjectName(class),
+		Listeners:        []gwv1.Listener{{Name: "http", Port: 8080, Protocol: gwv1.HTTPProtocolType}},
+	}}
+	create(t, gw)
+	testutil.Eventually(t, 10*time.Second, func() error {
+		var farm v1.WebFarm
+		if err := get(&farm, ns, "edge"); err != nil {
+			return err
+		}
+		if owner := metav1.GetControllerOf(&farm); owner == nil || owner.Kind != "Gateway" || owner.Name != "edge" {
+			return fmt.Errorf("WebFarm edge's controller is %+v", owner)
+		}
+		if farm.Spec.Frontend.Service.Port != 8080 {
+			return fmt.Errorf("the farm serves HTTP on %d, want the listener's 8080", farm.Spec.Frontend.Service.Port)
+		}
+		var g gwv1.Gateway
+		if err := get(&g, ns, "edge"); err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionTrue(g.Status.Conditions, "Programmed") {
+			return fmt.Errorf("Gateway conditions: %+v", g.Status.Conditions)
+		}
+		return nil
+	})
+}
