@@ -115,6 +115,11 @@ func resolvedRefs(in Inputs, r *gwv1.HTTPRoute, gen int64) metav1.Condition {
 // unsupported says what of a route the farm does not serve yet (empty:
 // nothing): filters other than none.
 func unsupported(r *gwv1.HTTPRoute) string {
+	for _, h := range r.Spec.Hostnames {
+		if !validHostname.MatchString(string(h)) || len(h) > 253 {
+			return fmt.Sprintf("host name %q: lower-case DNS labels, the first may be \"*\"", h)
+		}
+	}
 	for _, rule := range r.Spec.Rules {
 		if len(rule.Filters) > 0 {
 			return fmt.Sprintf("filter %s is not served", rule.Filters[0].Type)
@@ -323,9 +328,11 @@ func match(m gwv1.HTTPRouteMatch) *model.Match {
 // checks most; these hold whatever reached the API (a tenant is not
 // trusted), so that no value can break or bend the frontend's routes.
 var (
-	validPath  = regexp.MustCompile(`^/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$`)
-	validToken = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_|~`-]+$")
-	validValue = regexp.MustCompile(`^[\x20-\x7e]*$`)
+	// Gateway API's Hostname schema.
+	validHostname = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	validPath     = regexp.MustCompile(`^/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$`)
+	validToken    = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_|~`-]+$")
+	validValue    = regexp.MustCompile(`^[\x20-\x7e]*$`)
 )
 
 // unsupportedMatch says what of a match the farm refuses (empty: none).

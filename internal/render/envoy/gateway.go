@@ -90,6 +90,19 @@ func backendCluster(b model.Backend) string {
 	return vocabulary.PoolCluster(b.Pool)
 }
 
+// anyUnresolvedBackend: a Gateway rule sends a share of its requests to a
+// backendRef that does not resolve.
+func anyUnresolvedBackend(f model.Farm) bool {
+	for _, s := range f.Sites {
+		for _, r := range s.Routes {
+			if slices.ContainsFunc(r.Backends, func(b model.Backend) bool { return b.Invalid }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // serviceClusters reach the Services the farm's Gateway routes name, at
 // their cluster IPs (kube-proxy spreads the connections), sorted by name.
 func serviceClusters(f model.Farm) []*clusterv3.Cluster {

@@ -87,6 +87,13 @@ func FarmRouting(f model.Farm, pools map[string]model.Pool, b endpoints.Backends
 		r.add(c, b)
 	}
 	r.Clusters = append(r.Clusters, serviceClusters(f)...)
+	if anyUnresolvedBackend(f) {
+		for _, rc := range r.Routes {
+			// The unresolved cluster stands for a 500: Envoy must load
+			// routes that name it (the default for RDS, said for all).
+			rc.ValidateClusters = wrapperspb.Bool(false)
+		}
+	}
 	for _, m := range r.messages() {
 		if err := m.(interface{ ValidateAll() error }).ValidateAll(); err != nil {
 			return Routing{}, fmt.Errorf("envoy routing of farm %s/%s: %w", f.Namespace, f.Name, err)

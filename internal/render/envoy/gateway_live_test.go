@@ -1,0 +1,162 @@
+package envoy_test
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/endpoints"
+	"webfarm.dev/operator/internal/gateway"
+	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/vocabulary"
+)
+
+// service is an HTTP backend on loopback that answers with its name and
+// the path it was asked for: a Service a Gateway API route sends to.
+func service(t *testing.T, name string) (ip string, port int32) {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s %s", name, r.URL.RequestURI())
+	}))
+	t.Cleanup(s.Close)
+	host, p, err := net.SplitHostPort(s.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(p)
+	return host, int32(n)
+}
+
+// One HTTPRoute, translated by internal/gateway and served by the real
+// Envoy: exact paths, prefixes kept on the path, header and method
+// matches, weights, and 500 for a backend that does not resolve.
+func TestAGatewayRouteIsServedAsGatewayAPISays(t *testing.T) {
+	echoIP, echoPort := service(t, "echo")
+	canaryIP, canaryPort := service(t, "canary")
+	pathType := func(t gwv1.PathMatchType) *gwv1.PathMatchType { return &t }
+	str := func(s string) *string { return &s }
+	svc := func(name string, port int32, weight int32) gwv1.HTTPBackendRef {
+		p := gwv1.PortNumber(port)
+		return gwv1.HTTPBackendRef{BackendRef: gwv1.BackendRef{Weight: &weight,
+			BackendObjectReference: gwv1.BackendObjectReference{Name: gwv1.ObjectName(name), Port: &p}}}
+	}
+	post := gwv1.HTTPMethodPost
+	route := &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "site"}, Spec: gwv1.HTTPRouteSpec{
+		CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "public"}}},
+		Hostnames:       []gwv1.Hostname{"a.example"},
+		Rules: []gwv1.HTTPRouteRule{
+			{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: pathType(gwv1.PathMatchExact), Value: str("/healthz")}}},
+				BackendRefs: []gwv1.HTTPBackendRef{svc("echo", echoPort, 1)}},
+			{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: pathType(gwv1.PathMatchPathPrefix), Value: str("/api/")},
+				Headers: []gwv1.HTTPHeaderMatch{{Name: "Version", Value: "2"}}}},
+				BackendRefs: []gwv1.HTTPBackendRef{svc("canary", canaryPort, 1)}},
+			{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: pathType(gwv1.PathMatchPathPrefix), Value: str("/api")}}},
+				BackendRefs: []gwv1.HTTPBackendRef{svc("echo", echoPort, 1)}},
+			{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: pathType(gwv1.PathMatchPathPrefix), Value: str("/orders")}, Method: &post}},
+				BackendRefs: []gwv1.HTTPBackendRef{svc("canary", canaryPort, 1)}},
+			{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: pathType(gwv1.PathMatchPathPrefix), Value: str("/split")}}},
+				BackendRefs: []gwv1.HTTPBackendRef{svc("echo", echoPort, 1), svc("canary", canaryPort, 1)}},
+			{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: pathType(gwv1.PathMatchPathPrefix), Value: str("/half-broken")}}},
+				BackendRefs: []gwv1.HTTPBackendRef{svc("echo", echoPort, 1), svc("missing", 80, 1)}},
+			{BackendRefs: []gwv1.HTTPBackendRef{{BackendRef: gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{
+				Group: (*gwv1.Group)(str(gateway.GroupWebFarm)), Kind: (*gwv1.Kind)(str(gateway.KindAppPool)), Name: "www"}}}}},
+		},
+	}}
+	res := gateway.Attach(gateway.Inputs{
+		Gateway: &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "public"}, Spec: gwv1.GatewaySpec{
+			Listeners: []gwv1.Listener{{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType}}}},
+		Farm:   gateway.Farm{Name: "contoso", HTTPPort: 80, Addresses: []string{"127.0.0.1"}},
+		Routes: []*gwv1.HTTPRoute{route},
+		Backends: map[string]map[types.NamespacedName]gateway.Backend{
+			gateway.KindService: {
+				{Namespace: "web", Name: "echo"}:   {ClusterIP: echoIP, Ports: []int32{echoPort}},
+				{Namespace: "web", Name: "canary"}: {ClusterIP: canaryIP, Ports: []int32{canaryPort}},
+			},
+			gateway.KindAppPool: {{Namespace: "web", Name: "www"}: {}},
+		},
+	})
+	if len(res.Sites) != 1 {
+		t.Fatalf("sites %+v; route status %+v", res.Sites, res.RouteParents)
+	}
+	www, err := model.ResolvePool(&v1.AppPool{ObjectMeta: metav1.ObjectMeta{Name: "www", Namespace: "web"},
+		Spec: v1.AppPoolSpec{Content: &v1.Content{ConfigMap: v1.ConfigMapContent{Name: "site"}}}}, model.Platform{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	farm := model.Farm{Name: "contoso", Namespace: "web", Sites: res.Sites, Pools: []string{"www"}, Platform: model.Platform{XDSHost: "127.0.0.1", XDSPort: 18000},
+		Frontend: model.Frontend{Replicas: 1, ConnectionTimeout: 60e9, RequestTimeout: 30e9, KeepAlive: true}}
+	fe := runFrontend(t, farm, map[string]model.Pool{"www": www},
+		endpoints.Backends{vocabulary.PoolCluster("www"): {{Address: "127.0.0.1", Port: uint32(worker(t, "www-1"))}}})
+
+	send := func(method, path string, headers ...string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, fe.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = "a.example"
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if w := resp.Header.Get("X-Worker"); w != "" {
+			return resp.StatusCode, "pool " + w
+		}
+		return resp.StatusCode, string(body)
+	}
+	cases := []struct {
+		name, method, path string
+		headers            []string
+		want               string
+	}{
+		{"an exact path is served by its backend, the path as the client sent it", "GET", "/healthz", nil, "200 echo /healthz"},
+		{"an exact path does not match a longer one, which falls to the pool", "GET", "/healthz/deep/page.html", nil, "404 pool www-1"},
+		{"a prefix keeps the path on its way to the backend", "GET", "/api/v1/items?x=1", nil, "200 echo /api/v1/items?x=1"},
+		{"a prefix matches whole segments only", "GET", "/apiary/page.html", nil, "404 pool www-1"},
+		{"a header match wins over the same prefix without one", "GET", "/api/v1", []string{"Version", "2"}, "200 canary /api/v1"},
+		{"a method match takes only that method", "POST", "/orders/1", nil, "200 canary /orders/1"},
+		{"another method falls through to the next rule", "GET", "/page.html", nil, "200 pool www-1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status, got := send(c.method, c.path, c.headers...)
+			if g := fmt.Sprintf("%d %s", status, got); g != c.want {
+				t.Fatalf("%s %s: %q, want %q", c.method, c.path, g, c.want)
+			}
+		})
+	}
+	t.Run("two backends of equal weight share the requests", func(t *testing.T) {
+		seen := map[string]int{}
+		for range 60 {
+			_, got := send("GET", "/split")
+			seen[got]++
+		}
+		if seen["echo /split"] < 10 || seen["canary /split"] < 10 {
+			t.Fatalf("60 requests went %v", seen)
+		}
+	})
+	t.Run("the share of a backend that does not resolve is answered 500", func(t *testing.T) {
+		codes := map[int]int{}
+		for range 60 {
+			status, _ := send("GET", "/half-broken")
+			codes[status]++
+		}
+		if codes[200] < 10 || codes[500] < 10 || codes[200]+codes[500] != 60 {
+			t.Fatalf("60 requests were answered %v", codes)
+		}
+	})
+}
