@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -515,4 +516,63 @@ func (m gatewayMapper) gatewaysOfService(ctx context.Context, o client.Object) [
 		out = append(out, m.gatewaysOfRoute(ctx, &routes.Items[i])...)
 	}
 	return out
+}
+
+// watchFarmsOfGateways adds to a farm controller the watches of what a
+// Gateway's translation reads (gatewayInputs), each mapped to the farms
+// that serve the Gateways concerned: any change may change their sites.
+func watchFarmsOfGateways(b *builder.Builder, c client.Reader) *builder.Builder {
+	m := gatewayMapper{c}
+	farms := func(gateways func(context.Context, client.Object) []reconcile.Request) handler.EventHandler {
+		return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			return m.farmsOf(ctx, gateways(ctx, o))
+		})
+	}
+	// A deleted Gateway is read no more: its farm comes from the event.
+	farmOfGateway := func(_ context.Context, o client.Object) []reconcile.Request {
+		if name, _, problem := farmOf(o.(*gwv1.Gateway)); problem == "" {
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+		}
+		return nil
+	}
+	return b.Watches(&gwv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(farmOfGateway)).
+		Watches(&gwv1.GatewayClass{}, farms(m.allGateways)).
+		Watches(&gwv1.HTTPRoute{}, farms(m.gatewaysOfRoute)).
+		Watches(&gwv1.ReferenceGrant{}, farms(m.allGateways)).
+		Watches(&corev1.Namespace{}, farms(m.allGateways)).
+		Watches(&corev1.Service{}, farms(m.gatewaysOfService))
+}
+
+// farmsOf maps Gateways to the farms that serve them.
+func (m gatewayMapper) farmsOf(ctx context.Context, gateways []reconcile.Request) []reconcile.Request {
+	var out []reconcile.Request
+	for _, req := range gateways {
+		var gw gwv1.Gateway
+		if err := m.c.Get(ctx, req.NamespacedName, &gw); err != nil {
+			continue
+		}
+		if name, _, problem := farmOf(&gw); problem == "" {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: gw.Namespace, Name: name}})
+		}
+	}
+	return out
+}
+
+// gatewayPools are the AppPools a Gateway's sites route to, sorted.
+func gatewayPools(sites []model.Site) []string {
+	var pools []string
+	for _, s := range sites {
+		for _, route := range s.Routes {
+			if route.Pool != "" {
+				pools = append(pools, route.Pool)
+			}
+			for _, b := range route.Backends {
+				if b.Pool != "" {
+					pools = append(pools, b.Pool)
+				}
+			}
+		}
+	}
+	slices.Sort(pools)
+	return slices.Compact(pools)
 }

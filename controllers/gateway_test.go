@@ -202,6 +202,18 @@ func TestTenantsRoutesAttachToTheFarmsGateway(t *testing.T) {
 			return nil
 		})
 	})
+	t.Run("the farm's status counts the routes' hosts and names the pools they reach", func(t *testing.T) {
+		testutil.Eventually(t, 10*time.Second, func() error {
+			var f v1.WebFarm
+			if err := get(&f, infra, "hosting"); err != nil {
+				return err
+			}
+			if got := fmt.Sprintf("%d %v", f.Status.HostCount, f.Status.GatewayAppPools); got != "3 [shared-1]" {
+				return fmt.Errorf("hostCount and gatewayAppPools: %s, want 3 [shared-1]", got)
+			}
+			return nil
+		})
+	})
 	t.Run("the newer claim of a host keeps the route accepted and names the lost host", func(t *testing.T) {
 		testutil.Eventually(t, 10*time.Second, func() error {
 			var r gwv1.HTTPRoute
@@ -217,6 +229,35 @@ func TestTenantsRoutesAttachToTheFarmsGateway(t *testing.T) {
 			}
 			return nil
 		})
+	})
+	t.Run("a pool only a route reaches has its workers' endpoints followed in the snapshot", func(t *testing.T) {
+		create(t, appPool(infra, "tenant-only"), httpRoute(tenantA, "docs", infra, []string{"docs.example"}, "tenant-only"))
+		slice := endpointSlice(infra, "tenant-only-pool-x", vocabulary.ComponentPool, "tenant-only", endpoint("10.244.7.1", true, true, false))
+		create(t, slice)
+		testutil.Eventually(t, 10*time.Second, func() error {
+			got, err := endpointsOf(nodeCluster, vocabulary.PoolCluster("tenant-only"))
+			if err != nil {
+				return err
+			}
+			if fmt.Sprint(got) != "[10.244.7.1:8080 HEALTHY]" {
+				return fmt.Errorf("endpoints %v", got)
+			}
+			return nil
+		})
+		update(t, slice, func() { slice.Endpoints = append(slice.Endpoints, endpoint("10.244.7.2", true, true, false)) })
+		testutil.Eventually(t, 10*time.Second, func() error {
+			got, err := endpointsOf(nodeCluster, vocabulary.PoolCluster("tenant-only"))
+			if err != nil {
+				return err
+			}
+			if fmt.Sprint(got) != "[10.244.7.1:8080 HEALTHY 10.244.7.2:8080 HEALTHY]" {
+				return fmt.Errorf("endpoints %v after a second worker", got)
+			}
+			return nil
+		})
+		if err := k8sClient.Delete(context.Background(), &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: "docs"}}); err != nil {
+			t.Fatal(err)
+		}
 	})
 	t.Run("a tenant removing its route removes only its hosts, and the host passes to the next claim", func(t *testing.T) {
 		if err := k8sClient.Delete(context.Background(), &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: "shop"}}); err != nil {

@@ -6,16 +6,13 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/endpoints"
@@ -149,19 +146,7 @@ func withGatewaySites(f model.Farm, sites []model.Site) model.Farm {
 		return f
 	}
 	f.Sites = slices.Concat(f.Sites, sites)
-	pools := slices.Clone(f.Pools)
-	for _, s := range sites {
-		for _, route := range s.Routes {
-			if route.Pool != "" {
-				pools = append(pools, route.Pool)
-			}
-			for _, b := range route.Backends {
-				if b.Pool != "" {
-					pools = append(pools, b.Pool)
-				}
-			}
-		}
-	}
+	pools := slices.Concat(f.Pools, gatewayPools(sites))
 	slices.Sort(pools)
 	f.Pools = slices.Compact(pools)
 	return f
@@ -268,44 +253,9 @@ func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOp
 		Watches(&v1.AppPool{}, handler.EnqueueRequestsFromMapFunc(r.farmsOfPool), poolRoutingChanged).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.farmsBehind))
 	if r.GatewayAPI {
-		// A Gateway's translation reads these (gatewayInputs): any change
-		// may change its farm's sites.
-		m := gatewayMapper{r.Client}
-		farms := func(gateways func(context.Context, client.Object) []reconcile.Request) handler.EventHandler {
-			return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-				return r.farmsOfGateways(ctx, gateways(ctx, o))
-			})
-		}
-		// A deleted Gateway is read no more: its farm comes from the event.
-		farmOfGateway := func(_ context.Context, o client.Object) []reconcile.Request {
-			if name, _, problem := farmOf(o.(*gwv1.Gateway)); problem == "" {
-				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
-			}
-			return nil
-		}
-		b = b.Watches(&gwv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(farmOfGateway)).
-			Watches(&gwv1.GatewayClass{}, farms(m.allGateways)).
-			Watches(&gwv1.HTTPRoute{}, farms(m.gatewaysOfRoute)).
-			Watches(&gwv1.ReferenceGrant{}, farms(m.allGateways)).
-			Watches(&corev1.Namespace{}, farms(m.allGateways)).
-			Watches(&corev1.Service{}, farms(m.gatewaysOfService))
+		b = watchFarmsOfGateways(b, r.Client)
 	}
 	return b.WithOptions(options).Complete(r)
-}
-
-// farmsOfGateways maps Gateways to the farms that serve them.
-func (r *RoutingReconciler) farmsOfGateways(ctx context.Context, gateways []reconcile.Request) []reconcile.Request {
-	var out []reconcile.Request
-	for _, req := range gateways {
-		var gw gwv1.Gateway
-		if err := r.Client.Get(ctx, req.NamespacedName, &gw); err != nil {
-			continue
-		}
-		if name, _, problem := farmOf(&gw); problem == "" {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: gw.Namespace, Name: name}})
-		}
-	}
-	return out
 }
 
 // farmsOfPool maps an AppPool to the farms that route to it.

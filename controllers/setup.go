@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -110,7 +111,10 @@ func SetupAll(mgr ctrl.Manager, models *model.Models, opts ControllerOptions) (O
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &v1.WebFarm{}, IndexFarmPools, func(o client.Object) []string {
-		return referencedNames(o.(*v1.WebFarm), func(r v1.Route) v1.ObjectName { return r.AppPool })
+		f := o.(*v1.WebFarm)
+		// With the pools its Gateways' routes send to, as its status says.
+		names := referencedNames(f, func(r v1.Route) v1.ObjectName { return r.AppPool })
+		return slices.Compact(slices.Sorted(slices.Values(append(names, f.Status.GatewayAppPools...))))
 	}); err != nil {
 		return none, fmt.Errorf("indexing farms by pool: %w", err)
 	}
@@ -122,7 +126,7 @@ func SetupAll(mgr ctrl.Manager, models *model.Models, opts ControllerOptions) (O
 	c, recorder := mgr.GetClient(), mgr.GetEventRecorder("webfarm-operator")
 	applier := &apply.Applier{Client: c}
 	o := Observations{Store: &observations.Store{}, Farms: &observations.Notifier{}, Pools: &observations.Notifier{}, Policies: &observations.Notifier{}}
-	if err := (&WebFarmReconciler{Client: c, Applier: applier, Models: models, Recorder: recorder,
+	if err := (&WebFarmReconciler{Client: c, Applier: applier, Models: models, Recorder: recorder, GatewayAPI: opts.GatewayAPI,
 		Observations: o.Store, Notifier: o.Farms}).SetupWithManager(mgr, opts); err != nil {
 		return none, err
 	}

@@ -42,6 +42,9 @@ type WebFarmReconciler struct {
 	Observations *observations.Store
 	// Notifier, when set, names farms whose certificates changed.
 	Notifier *observations.Notifier
+	// GatewayAPI: the farm's status counts its Gateways' routes, so the
+	// controller watches Gateway API's objects.
+	GatewayAPI bool
 }
 
 // +kubebuilder:rbac:groups=webfarm.dev,resources=webfarms,verbs=get;list;watch
@@ -98,10 +101,22 @@ func (r *WebFarmReconciler) reconcile(ctx context.Context, farm *v1.WebFarm, m m
 		// The children keep their last good configuration.
 		return verdict{Reason: v1.ReasonInvalidSpec, Message: invalid.Error()}, nil
 	}
-	farm.Status.HostCount = int32(m.HostCount())
-	farm.Status.PoolCount = int32(len(m.Pools))
+	// The routes of the farm's Gateways count as its sites in the status;
+	// the frontend's Deployment is rendered from the spec's alone (routes
+	// reach it over xDS: a tenant's change rolls no frontend).
+	routed := m
+	if r.GatewayAPI {
+		sites, err := gatewaySites(ctx, r.Client, farm)
+		if err != nil {
+			return failed(err)
+		}
+		routed = withGatewaySites(m, sites)
+		farm.Status.GatewayAppPools = gatewayPools(sites)
+	}
+	farm.Status.HostCount = int32(routed.HostCount())
+	farm.Status.PoolCount = int32(len(routed.Pools))
 	farm.Status.Address = k8s.FrontendURL(m)
-	refs, err := r.lookUpReferences(ctx, m)
+	refs, err := r.lookUpReferences(ctx, routed)
 	if err != nil {
 		return failed(err)
 	}
@@ -193,7 +208,7 @@ func (r *WebFarmReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOp
 	if r.Notifier != nil {
 		b = b.WatchesRawSource(r.Notifier)
 	}
-	return b.
+	b = b.
 		For(&v1.WebFarm{}, specOrMetadataChanged).
 		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, startupChangeHandler{component: vocabulary.ComponentFrontend})).
 		Owns(&appsv1.Deployment{}).
@@ -202,9 +217,11 @@ func (r *WebFarmReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOp
 		Owns(&corev1.ServiceAccount{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
 		Watches(&v1.AppPool{}, enqueueBatched(r.farmsUsing(IndexFarmPools)), poolReadinessChanged).
-		Watches(&v1.CachePolicy{}, handler.EnqueueRequestsFromMapFunc(r.farmsUsing(indexFarmPolicies)), existenceChanged).
-		WithOptions(opts.controller()).
-		Complete(r)
+		Watches(&v1.CachePolicy{}, handler.EnqueueRequestsFromMapFunc(r.farmsUsing(indexFarmPolicies)), existenceChanged)
+	if r.GatewayAPI {
+		b = watchFarmsOfGateways(b, r.Client)
+	}
+	return b.WithOptions(opts.controller()).Complete(r)
 }
 
 // farmsUsing maps a pool or policy to the farms in its namespace whose routes name it.

@@ -577,10 +577,21 @@ type WebFarmStatus struct {
 	// +kubebuilder:validation:Minimum=1
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// hostCount is the number of host names the farm answers to.
+	// hostCount is the number of host names the farm answers to: its sites'
+	// and those of the routes attached to its Gateways.
 	//
 	// +optional
 	HostCount int32 `json:"hostCount"`
+
+	// gatewayAppPools are the AppPools the routes attached to the farm's
+	// Gateways (Gateway API) send to, beside its sites' pools: the farm
+	// routes them, so their autoscaling counts its frontends' requests.
+	//
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=253
+	GatewayAppPools []string `json:"gatewayAppPools,omitempty"`
 
 	// poolCount is the number of distinct application pools the routes name.
 	//
