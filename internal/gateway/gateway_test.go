@@ -331,6 +331,36 @@ func TestAttachingRoutes(t *testing.T) {
 			},
 		},
 		{
+			name: "a header filter that would set the frontend's own header (which pool to start) is refused",
+			in: func() Inputs {
+				r := route("tenant-a", "site", 0, []string{"a.example"}, "Service:echo")
+				r.Spec.Rules[0].Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestHeaderModifier,
+					RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "X-Webfarm-Activate", Value: "other/pool"}}}}}
+				return inputs(hosting(), r)
+			}(),
+			check: func(t *testing.T, res Result) {
+				expect(t, parentCondition(res, "tenant-a", "site", "Accepted"), "False/UnsupportedValue")
+			},
+		},
+		{
+			name: "a rule with a redirect and no backend redirects, its headers and status as given",
+			in: func() Inputs {
+				r := route("tenant-a", "site", 0, []string{"a.example"}, "")
+				code := 301
+				r.Spec.Rules = []gwv1.HTTPRouteRule{{Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect,
+					RequestRedirect: &gwv1.HTTPRequestRedirectFilter{Scheme: ptr("https"), StatusCode: &code}}}}}
+				return inputs(hosting(), r)
+			}(),
+			check: func(t *testing.T, res Result) {
+				expect(t, parentCondition(res, "tenant-a", "site", "Accepted"), "True/Accepted")
+				s := siteOf(res, "a.example")
+				if s == nil || s.Routes[0].Filters == nil || s.Routes[0].Filters.Redirect == nil {
+					t.Fatalf("site: %+v", s)
+				}
+				expect(t, fmt.Sprintf("%+v", *s.Routes[0].Filters.Redirect), "{Scheme:https Hostname: Port:0 Path:<nil> StatusCode:301}")
+			},
+		},
+		{
 			name: "a header value with a line break is refused before it reaches the frontend",
 			in: func() Inputs {
 				r := route("tenant-a", "site", 0, []string{"a.example"}, "Service:echo")

@@ -112,8 +112,8 @@ func resolvedRefs(in Inputs, r *gwv1.HTTPRoute, gen int64) metav1.Condition {
 	return condition(string(gwv1.RouteConditionResolvedRefs), true, string(gwv1.RouteReasonResolvedRefs), "", gen)
 }
 
-// unsupported says what of a route the farm does not serve yet (empty:
-// nothing): filters other than none.
+// unsupported says what of a route the farm does not serve, or refuses
+// (empty: nothing).
 func unsupported(r *gwv1.HTTPRoute) string {
 	for _, h := range r.Spec.Hostnames {
 		if !validHostname.MatchString(string(h)) || len(h) > 253 {
@@ -121,8 +121,10 @@ func unsupported(r *gwv1.HTTPRoute) string {
 		}
 	}
 	for _, rule := range r.Spec.Rules {
-		if len(rule.Filters) > 0 {
-			return fmt.Sprintf("filter %s is not served", rule.Filters[0].Type)
+		for _, f := range rule.Filters {
+			if what := unsupportedFilter(f); what != "" {
+				return what
+			}
 		}
 		for _, b := range rule.BackendRefs {
 			if len(b.Filters) > 0 {
@@ -136,6 +138,142 @@ func unsupported(r *gwv1.HTTPRoute) string {
 		}
 	}
 	return ""
+}
+
+// unsupportedFilter says what of a filter the farm does not serve or
+// refuses (empty: nothing).
+func unsupportedFilter(f gwv1.HTTPRouteFilter) string {
+	switch f.Type {
+	case gwv1.HTTPRouteFilterRequestHeaderModifier:
+		return badHeaderFilter("requestHeaderModifier", f.RequestHeaderModifier)
+	case gwv1.HTTPRouteFilterResponseHeaderModifier:
+		return badHeaderFilter("responseHeaderModifier", f.ResponseHeaderModifier)
+	case gwv1.HTTPRouteFilterRequestRedirect:
+		rd := f.RequestRedirect
+		switch {
+		case rd == nil:
+			return "requestRedirect: missing"
+		case rd.Scheme != nil && *rd.Scheme != "http" && *rd.Scheme != "https":
+			return fmt.Sprintf("requestRedirect scheme %q: http or https", *rd.Scheme)
+		case rd.Hostname != nil && (!validHostname.MatchString(string(*rd.Hostname)) || strings.HasPrefix(string(*rd.Hostname), "*")):
+			return fmt.Sprintf("requestRedirect hostname %q: lower-case DNS labels", *rd.Hostname)
+		case rd.StatusCode != nil && !slices.Contains([]int{301, 302, 303, 307, 308}, *rd.StatusCode):
+			return fmt.Sprintf("requestRedirect statusCode %d: 301, 302, 303, 307 or 308", *rd.StatusCode)
+		}
+		return badPathModifier("requestRedirect", rd.Path)
+	case gwv1.HTTPRouteFilterURLRewrite:
+		rw := f.URLRewrite
+		switch {
+		case rw == nil:
+			return "urlRewrite: missing"
+		case rw.Hostname != nil && (!validHostname.MatchString(string(*rw.Hostname)) || strings.HasPrefix(string(*rw.Hostname), "*")):
+			return fmt.Sprintf("urlRewrite hostname %q: lower-case DNS labels", *rw.Hostname)
+		}
+		return badPathModifier("urlRewrite", rw.Path)
+	}
+	return fmt.Sprintf("filter %s is not served", f.Type)
+}
+
+// reservedHeader: a header the frontend sets or reads for its own purposes
+// (which pool to start, when a request arrived, the client's address), which
+// a route may not change.
+func reservedHeader(name string) bool {
+	n := strings.ToLower(name)
+	return strings.HasPrefix(n, "x-webfarm-") || strings.HasPrefix(n, "x-envoy-") || n == "x-real-ip" || n == "host" || strings.HasPrefix(n, ":")
+}
+
+func badHeaderFilter(field string, h *gwv1.HTTPHeaderFilter) string {
+	if h == nil {
+		return field + ": missing"
+	}
+	for _, hdr := range slices.Concat(h.Set, h.Add) {
+		if !validToken.MatchString(string(hdr.Name)) || !validValue.MatchString(hdr.Value) || len(hdr.Value) > 4096 {
+			return fmt.Sprintf("%s header %q: a token name and a printable value", field, hdr.Name)
+		}
+		if reservedHeader(string(hdr.Name)) {
+			return fmt.Sprintf("%s header %q: the frontend's own", field, hdr.Name)
+		}
+	}
+	for _, name := range h.Remove {
+		if !validToken.MatchString(name) || reservedHeader(name) {
+			return fmt.Sprintf("%s remove %q: a token name, not the frontend's own", field, name)
+		}
+	}
+	return ""
+}
+
+func badPathModifier(field string, p *gwv1.HTTPPathModifier) string {
+	if p == nil {
+		return ""
+	}
+	v := p.ReplaceFullPath
+	if p.Type == gwv1.PrefixMatchHTTPPathModifier {
+		v = p.ReplacePrefixMatch
+	}
+	if v == nil || !validPath.MatchString(*v) || strings.Contains(*v, "//") || len(*v) > 1024 {
+		return fmt.Sprintf("%s path: a path of RFC 3986 characters without \"//\"", field)
+	}
+	return ""
+}
+
+// filters turns a rule's filters into the model's (nil: none).
+func filters(rule gwv1.HTTPRouteRule) *model.Filters {
+	if len(rule.Filters) == 0 {
+		return nil
+	}
+	out := &model.Filters{}
+	headers := func(to *model.HeaderChanges, h *gwv1.HTTPHeaderFilter) {
+		for _, x := range h.Set {
+			to.Set = append(to.Set, model.NameValue{Name: strings.ToLower(string(x.Name)), Value: x.Value})
+		}
+		for _, x := range h.Add {
+			to.Add = append(to.Add, model.NameValue{Name: strings.ToLower(string(x.Name)), Value: x.Value})
+		}
+		for _, x := range h.Remove {
+			to.Remove = append(to.Remove, strings.ToLower(x))
+		}
+	}
+	for _, f := range rule.Filters {
+		switch f.Type {
+		case gwv1.HTTPRouteFilterRequestHeaderModifier:
+			headers(&out.RequestHeaders, f.RequestHeaderModifier)
+		case gwv1.HTTPRouteFilterResponseHeaderModifier:
+			headers(&out.ResponseHeaders, f.ResponseHeaderModifier)
+		case gwv1.HTTPRouteFilterRequestRedirect:
+			rd := f.RequestRedirect
+			out.Redirect = &model.Redirect{StatusCode: 302, Path: pathChange(rd.Path)}
+			if rd.Scheme != nil {
+				out.Redirect.Scheme = *rd.Scheme
+			}
+			if rd.Hostname != nil {
+				out.Redirect.Hostname = string(*rd.Hostname)
+			}
+			if rd.Port != nil {
+				out.Redirect.Port = int32(*rd.Port)
+			}
+			if rd.StatusCode != nil {
+				out.Redirect.StatusCode = int32(*rd.StatusCode)
+			}
+		case gwv1.HTTPRouteFilterURLRewrite:
+			out.Rewrite = &model.Rewrite{Path: pathChange(f.URLRewrite.Path)}
+			if f.URLRewrite.Hostname != nil {
+				out.Rewrite.Hostname = string(*f.URLRewrite.Hostname)
+			}
+		}
+	}
+	return out
+}
+
+func pathChange(p *gwv1.HTTPPathModifier) *model.PathChange {
+	switch {
+	case p == nil:
+		return nil
+	case p.Type == gwv1.FullPathHTTPPathModifier && p.ReplaceFullPath != nil:
+		return &model.PathChange{Full: true, Value: *p.ReplaceFullPath}
+	case p.ReplacePrefixMatch != nil:
+		return &model.PathChange{Value: *p.ReplacePrefixMatch}
+	}
+	return nil
 }
 
 // claim is a host name an attached route asks for through one of its
@@ -233,6 +371,7 @@ func hostRoutes(in Inputs, routes []*gwv1.HTTPRoute) []model.Route {
 		}
 		for _, rule := range r.Spec.Rules {
 			target := ruleTarget(in, r.Namespace, rule)
+			target.Filters = filters(rule)
 			matches := rule.Matches
 			if len(matches) == 0 {
 				matches = []gwv1.HTTPRouteMatch{{}}

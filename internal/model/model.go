@@ -145,6 +145,45 @@ type Route struct {
 	// Refused: a Gateway API rule none of whose backends resolves; the
 	// frontend answers 500, as Gateway API asks.
 	Refused bool
+	// Filters are a Gateway API rule's changes to its requests and
+	// responses (nil: none).
+	Filters *Filters
+}
+
+// Filters are what a Gateway API rule's filters do. A Redirect answers the
+// rule itself: its backends are not used.
+type Filters struct {
+	RequestHeaders, ResponseHeaders HeaderChanges
+	Redirect                        *Redirect
+	Rewrite                         *Rewrite
+}
+
+// HeaderChanges set (replace), add (append) and remove headers.
+type HeaderChanges struct {
+	Set, Add []NameValue
+	Remove   []string
+}
+
+// Redirect answers with a redirect to the request's URL so changed (empty,
+// zero: unchanged).
+type Redirect struct {
+	Scheme, Hostname string
+	Port             int32
+	Path             *PathChange
+	StatusCode       int32 // 301 or 302
+}
+
+// Rewrite changes the host and path a request reaches its backend with.
+type Rewrite struct {
+	Hostname string
+	Path     *PathChange
+}
+
+// PathChange replaces the whole path, or the part its rule's prefix matched.
+type PathChange struct {
+	// Full: Value is the new path; else it replaces the matched prefix.
+	Full  bool
+	Value string
 }
 
 // Match is how a Gateway API rule selects requests. Values were checked by

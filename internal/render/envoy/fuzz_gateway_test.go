@@ -22,6 +22,8 @@ func FuzzGatewayRouting(f *testing.F) {
 	f.Add("a.example", `/"quoted"`, true, "bad name", "v", "q q", "v", "BREW", uint8(0), uint8(0))
 	f.Add("A.EXAMPLE", "/%2e%2e/etc", false, ":authority", "x", "", "", "", uint8(5), uint8(2))
 	f.Fuzz(func(t *testing.T, host, path string, exact bool, header, headerValue, query, queryValue, method string, weight, backends uint8) {
+		// The same values in filters: a header set and removed, a rewrite,
+		// and (with an odd weight) a redirect to the host and path.
 		pathType := gwv1.PathMatchPathPrefix
 		if exact {
 			pathType = gwv1.PathMatchExact
@@ -44,10 +46,22 @@ func FuzzGatewayRouting(f *testing.F) {
 			refs = append(refs, gwv1.HTTPBackendRef{BackendRef: gwv1.BackendRef{Weight: &w,
 				BackendObjectReference: gwv1.BackendObjectReference{Name: name, Port: &port}}})
 		}
+		var filters []gwv1.HTTPRouteFilter
+		if header != "" {
+			filters = append(filters, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gwv1.HTTPHeaderFilter{
+				Set: []gwv1.HTTPHeader{{Name: gwv1.HTTPHeaderName(header), Value: headerValue}}, Remove: []string{query}}})
+		}
+		if weight%2 == 1 {
+			filters = append(filters, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
+				Hostname: (*gwv1.PreciseHostname)(&host), Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: &path}}})
+		} else if weight%4 == 2 {
+			filters = append(filters, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
+				Hostname: (*gwv1.PreciseHostname)(&host), Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: &queryValue}}})
+		}
 		route := &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "r"}, Spec: gwv1.HTTPRouteSpec{
 			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "public"}}},
 			Hostnames:       []gwv1.Hostname{gwv1.Hostname(host)},
-			Rules:           []gwv1.HTTPRouteRule{{Matches: []gwv1.HTTPRouteMatch{m}, BackendRefs: refs}},
+			Rules:           []gwv1.HTTPRouteRule{{Matches: []gwv1.HTTPRouteMatch{m}, BackendRefs: refs, Filters: filters}},
 		}}
 		res := gateway.Attach(gateway.Inputs{
 			Gateway: &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "public"}, Spec: gwv1.GatewaySpec{

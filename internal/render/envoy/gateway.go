@@ -1,10 +1,13 @@
 package envoy
 
 import (
+	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -101,6 +104,86 @@ func anyUnresolvedBackend(f model.Farm) bool {
 		}
 	}
 	return false
+}
+
+// redirectRoute answers a rule with its redirect (Gateway API's
+// RequestRedirect filter).
+func redirectRoute(r model.Route) *routev3.Route {
+	rd := r.Filters.Redirect
+	action := &routev3.RedirectAction{HostRedirect: rd.Hostname, PortRedirect: uint32(rd.Port),
+		ResponseCode: redirectCodes[rd.StatusCode]}
+	if rd.Scheme != "" {
+		action.SchemeRewriteSpecifier = &routev3.RedirectAction_SchemeRedirect{SchemeRedirect: rd.Scheme}
+	}
+	if p := rd.Path; p != nil {
+		if p.Full {
+			action.PathRewriteSpecifier = &routev3.RedirectAction_PathRedirect{PathRedirect: p.Value}
+		} else {
+			action.PathRewriteSpecifier = &routev3.RedirectAction_RegexRewrite{RegexRewrite: prefixReplacement(r.Match.Path, p.Value)}
+		}
+	}
+	return &routev3.Route{Match: routeMatch(r), Action: &routev3.Route_Redirect{Redirect: action}}
+}
+
+var redirectCodes = map[int32]routev3.RedirectAction_RedirectResponseCode{
+	301: routev3.RedirectAction_MOVED_PERMANENTLY, 302: routev3.RedirectAction_FOUND, 303: routev3.RedirectAction_SEE_OTHER,
+	307: routev3.RedirectAction_TEMPORARY_REDIRECT, 308: routev3.RedirectAction_PERMANENT_REDIRECT,
+}
+
+// prefixReplacement replaces a matched path prefix (whole segments) with
+// another, as Gateway API's ReplacePrefixMatch: /shop/cart with /shop
+// replaced by /store is /store/cart, by / it is /cart.
+func prefixReplacement(prefix, with string) *matcherv3.RegexMatchAndSubstitute {
+	prefix = strings.TrimSuffix(prefix, "/")
+	with = strings.TrimSuffix(with, "/")
+	pattern := "^" + regexp.QuoteMeta(prefix)
+	if with == "" {
+		// The rest of the path keeps its leading slash, or is just "/".
+		pattern, with = pattern+"/?", "/"
+	}
+	return &matcherv3.RegexMatchAndSubstitute{Pattern: &matcherv3.RegexMatcher{Regex: pattern}, Substitution: with}
+}
+
+// withFilters adds a rule's header changes to its routes, and its rewrite
+// to those that go to a backend.
+func withFilters(routes []*routev3.Route, r model.Route) []*routev3.Route {
+	f := r.Filters
+	for _, route := range routes {
+		route.RequestHeadersToAdd = append(route.RequestHeadersToAdd, headerOptions(f.RequestHeaders)...)
+		route.RequestHeadersToRemove = append(route.RequestHeadersToRemove, f.RequestHeaders.Remove...)
+		route.ResponseHeadersToAdd = append(route.ResponseHeadersToAdd, headerOptions(f.ResponseHeaders)...)
+		route.ResponseHeadersToRemove = append(route.ResponseHeadersToRemove, f.ResponseHeaders.Remove...)
+		action := route.GetRoute()
+		if f.Rewrite == nil || action == nil {
+			continue
+		}
+		if f.Rewrite.Hostname != "" {
+			action.HostRewriteSpecifier = &routev3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: f.Rewrite.Hostname}
+		}
+		if p := f.Rewrite.Path; p != nil {
+			if p.Full {
+				action.RegexRewrite = &matcherv3.RegexMatchAndSubstitute{Pattern: &matcherv3.RegexMatcher{Regex: "^/[^?]*"}, Substitution: p.Value}
+			} else {
+				action.RegexRewrite = prefixReplacement(r.Match.Path, p.Value)
+			}
+		}
+	}
+	return routes
+}
+
+// headerOptions are a rule's header changes; "%" in a value is Envoy's
+// command operator, so a tenant's value has every "%" doubled (a literal).
+func headerOptions(h model.HeaderChanges) []*corev3.HeaderValueOption {
+	literal := func(v string) string { return strings.ReplaceAll(v, "%", "%%") }
+	var out []*corev3.HeaderValueOption
+	for _, x := range h.Set {
+		out = append(out, setHeader(x.Name, literal(x.Value)))
+	}
+	for _, x := range h.Add {
+		out = append(out, &corev3.HeaderValueOption{Header: &corev3.HeaderValue{Key: x.Name, Value: literal(x.Value)},
+			AppendAction: corev3.HeaderValueOption_APPEND_IF_EXISTS_OR_ADD})
+	}
+	return out
 }
 
 // serviceClusters reach the Services the farm's Gateway routes name, at

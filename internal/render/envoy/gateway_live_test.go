@@ -20,12 +20,18 @@ import (
 	"webfarm.dev/operator/internal/vocabulary"
 )
 
+// noRedirects returns redirects to the caller.
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
 // service is an HTTP backend on loopback that answers with its name and
 // the path it was asked for: a Service a Gateway API route sends to.
 func service(t *testing.T, name string) (ip string, port int32) {
 	t.Helper()
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "%s %s", name, r.URL.RequestURI())
+		if v := r.Header.Get("X-Tenant"); v != "" || r.Header.Get("X-Drop") != "" {
+			fmt.Fprintf(w, " tenant=%q drop=%q", v, r.Header.Get("X-Drop"))
+		}
 	}))
 	t.Cleanup(s.Close)
 	host, p, err := net.SplitHostPort(s.Listener.Addr().String())
@@ -67,6 +73,20 @@ func TestAGatewayRouteIsServedAsGatewayAPISays(t *testing.T) {
 				BackendRefs: []gwv1.HTTPBackendRef{svc("echo", echoPort, 1), svc("canary", canaryPort, 1)}},
 			{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: pathType(gwv1.PathMatchPathPrefix), Value: str("/half-broken")}}},
 				BackendRefs: []gwv1.HTTPBackendRef{svc("echo", echoPort, 1), svc("missing", 80, 1)}},
+			{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: pathType(gwv1.PathMatchPathPrefix), Value: str("/old")}}},
+				Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
+					Hostname: (*gwv1.PreciseHostname)(str("new.example")), StatusCode: func() *int { c := 301; return &c }(),
+					Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: str("/new")}}}}},
+			{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: pathType(gwv1.PathMatchPathPrefix), Value: str("/store")}}},
+				Filters: []gwv1.HTTPRouteFilter{
+					{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
+						Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: str("/")}}},
+					{Type: gwv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gwv1.HTTPHeaderFilter{
+						Set: []gwv1.HTTPHeader{{Name: "X-Tenant", Value: "a 100%"}}, Remove: []string{"X-Drop"}}},
+					{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{
+						Add: []gwv1.HTTPHeader{{Name: "X-Served-By", Value: "farm"}}}},
+				},
+				BackendRefs: []gwv1.HTTPBackendRef{svc("echo", echoPort, 1)}},
 			{BackendRefs: []gwv1.HTTPBackendRef{{BackendRef: gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{
 				Group: (*gwv1.Group)(str(gateway.GroupWebFarm)), Kind: (*gwv1.Kind)(str(gateway.KindAppPool)), Name: "www"}}}}},
 		},
@@ -139,6 +159,35 @@ func TestAGatewayRouteIsServedAsGatewayAPISays(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a redirect filter answers with the new host, the prefix replaced and its status", func(t *testing.T) {
+		req, _ := http.NewRequest("GET", fe.URL+"/old/page?q=1", nil)
+		req.Host = "a.example"
+		resp, err := noRedirects.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := fmt.Sprintf("%d %s", resp.StatusCode, resp.Header.Get("Location")); got != "301 http://new.example/new/page?q=1" {
+			t.Fatalf("redirect: %s", got)
+		}
+	})
+	t.Run("a rewrite and header filters change the request on its way and the response on its way back", func(t *testing.T) {
+		req, _ := http.NewRequest("GET", fe.URL+"/store/cart", nil)
+		req.Host = "a.example"
+		req.Header.Set("X-Drop", "secret")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got, want := string(body), `echo /cart tenant="a 100%" drop=""`; got != want {
+			t.Fatalf("the backend saw %q, want %q", got, want)
+		}
+		if got := resp.Header.Get("X-Served-By"); got != "farm" {
+			t.Fatalf("X-Served-By %q", got)
+		}
+	})
 	t.Run("two backends of equal weight share the requests", func(t *testing.T) {
 		seen := map[string]int{}
 		for range 60 {

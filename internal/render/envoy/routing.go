@@ -270,6 +270,17 @@ func siteVirtualHost(f model.Farm, pools map[string]model.Pool, b endpoints.Back
 // without a ready worker (whose requests would get 503). A pool whose
 // workers take HTTP/2 has no WebSocket route.
 func siteRoutes(f model.Farm, pools map[string]model.Pool, b endpoints.Backends, r model.Route) []*routev3.Route {
+	if r.Filters == nil {
+		return targetRoutes(f, pools, b, r)
+	}
+	if r.Filters.Redirect != nil {
+		return withFilters([]*routev3.Route{redirectRoute(r)}, r)
+	}
+	return withFilters(targetRoutes(f, pools, b, r), r)
+}
+
+// targetRoutes are the routes to where a route goes.
+func targetRoutes(f model.Farm, pools map[string]model.Pool, b endpoints.Backends, r model.Route) []*routev3.Route {
 	switch {
 	case r.Refused:
 		return []*routev3.Route{refusedRoute(r)}
