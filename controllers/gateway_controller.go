@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -37,7 +39,7 @@ import (
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses/status;gateways/status;httproutes/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch
-// +kubebuilder:rbac:groups=webfarm.dev,resources=webfarms,verbs=create
+// +kubebuilder:rbac:groups=webfarm.dev,resources=webfarms,verbs=create;update
 
 // Field indexes on HTTPRoutes: the Gateways they name ("namespace/name")
 // and the Services they send to.
@@ -61,15 +63,43 @@ func (r *GatewayClassReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return ctrl.Result{}, nil
 	}
 	before := gc.DeepCopy()
-	meta.SetStatusCondition(&gc.Status.Conditions, metav1.Condition{
+	accepted := metav1.Condition{
 		Type: string(gwv1.GatewayClassConditionStatusAccepted), Status: metav1.ConditionTrue,
 		Reason: string(gwv1.GatewayClassReasonAccepted), Message: "served by the webfarm operator",
 		ObservedGeneration: gc.Generation,
-	})
+	}
+	if _, problem, err := classTemplate(ctx, r.Client, &gc); err != nil {
+		return ctrl.Result{}, err
+	} else if problem != "" {
+		accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gwv1.GatewayClassReasonInvalidParameters), problem
+	}
+	meta.SetStatusCondition(&gc.Status.Conditions, accepted)
 	if equality.Semantic.DeepEqual(before.Status, gc.Status) {
 		return ctrl.Result{}, nil
 	}
 	return ctrl.Result{}, r.Client.Status().Update(ctx, &gc)
+}
+
+// classTemplate is the WebFarm a GatewayClass's parametersRef names: the
+// template of the farms the operator makes for its Gateways (their
+// frontend, session affinity and refusal), so that a platform team sizes
+// them once. nil without a parametersRef; problem says why one is unusable.
+func classTemplate(ctx context.Context, c client.Reader, gc *gwv1.GatewayClass) (*v1.WebFarm, string, error) {
+	ref := gc.Spec.ParametersRef
+	if ref == nil {
+		return nil, "", nil
+	}
+	if string(ref.Group) != gateway.GroupWebFarm || string(ref.Kind) != gateway.KindWebFarm || ref.Namespace == nil {
+		return nil, fmt.Sprintf("parametersRef names %s/%s %s: a webfarm.dev WebFarm, with its namespace", ref.Group, ref.Kind, ref.Name), nil
+	}
+	var farm v1.WebFarm
+	if err := c.Get(ctx, client.ObjectKey{Namespace: string(*ref.Namespace), Name: ref.Name}, &farm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Sprintf("parametersRef: WebFarm %s/%s not found", *ref.Namespace, ref.Name), nil
+		}
+		return nil, "", err
+	}
+	return &farm, "", nil
 }
 
 // GatewayReconciler makes each Gateway's farm when the operator owns it,
@@ -125,29 +155,82 @@ func farmOf(gw *gwv1.Gateway) (name string, own bool, problem string) {
 
 // ensureOwnFarm makes the farm of a Gateway without parametersRef: a
 // WebFarm named after it, owned by it (deleted with it), serving HTTP on its
-// first HTTP listener's port.
+// first HTTP listener's port, its frontend as its class's template says;
+// and keeps it so.
 func (r *GatewayReconciler) ensureOwnFarm(ctx context.Context, gw *gwv1.Gateway) error {
 	name, own, _ := farmOf(gw)
 	if !own {
 		return nil
 	}
-	var existing v1.WebFarm
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: gw.Namespace, Name: name}, &existing)
-	if err == nil || !apierrors.IsNotFound(err) {
+	var gc gwv1.GatewayClass
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: string(gw.Spec.GatewayClassName)}, &gc); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	template, _, err := classTemplate(ctx, r.Client, &gc)
+	if err != nil {
 		return err
 	}
-	farm := &v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Namespace: gw.Namespace, Name: name,
-		Labels: map[string]string{vocabulary.LabelManagedBy: vocabulary.ManagedBy}}}
+	want := ownFarmSpec(gw, template)
+	digest, err := specDigest(want)
+	if err != nil {
+		return err
+	}
+	var farm v1.WebFarm
+	err = r.Client.Get(ctx, client.ObjectKey{Namespace: gw.Namespace, Name: name}, &farm)
+	switch {
+	case apierrors.IsNotFound(err):
+		farm = v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Namespace: gw.Namespace, Name: name,
+			Labels:      map[string]string{vocabulary.LabelManagedBy: vocabulary.ManagedBy},
+			Annotations: map[string]string{gatewayFarmSpecAnnotation: digest}}, Spec: want}
+		if err := controllerutil.SetControllerReference(gw, &farm, r.Client.Scheme()); err != nil {
+			return err
+		}
+		return client.IgnoreAlreadyExists(r.Client.Create(ctx, &farm))
+	case err != nil:
+		return err
+	case !metav1.IsControlledBy(&farm, gw):
+		return nil // farmFacts reports it
+	}
+	// The API server fills in defaults, so the live spec is not the wanted
+	// one: the digest of the wanted spec says whether it changed.
+	if farm.Annotations[gatewayFarmSpecAnnotation] == digest {
+		return nil
+	}
+	farm.Spec = want
+	metav1.SetMetaDataAnnotation(&farm.ObjectMeta, gatewayFarmSpecAnnotation, digest)
+	return r.Client.Update(ctx, &farm)
+}
+
+// gatewayFarmSpecAnnotation holds the digest of the spec the operator last
+// gave a Gateway's own farm.
+const gatewayFarmSpecAnnotation = "webfarm.dev/gateway-farm-spec"
+
+func specDigest(spec v1.WebFarmSpec) (string, error) {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%x", sha256.Sum256(b))[:16], nil
+}
+
+// ownFarmSpec is the spec of the farm the operator makes for a Gateway:
+// the template's frontend, affinity and refusal (its sites and TLS are its
+// own), on the Gateway's HTTP port.
+func ownFarmSpec(gw *gwv1.Gateway, template *v1.WebFarm) v1.WebFarmSpec {
+	var spec v1.WebFarmSpec
+	if template != nil {
+		spec.Frontend = *template.Spec.Frontend.DeepCopy()
+		spec.Frontend.TLS = v1.FrontendTLS{}
+		spec.SessionAffinity = *template.Spec.SessionAffinity.DeepCopy()
+		spec.UnavailableResponse = template.Spec.UnavailableResponse
+	}
 	for _, l := range gw.Spec.Listeners {
 		if l.Protocol == gwv1.HTTPProtocolType {
-			farm.Spec.Frontend.Service.Port = int32(l.Port)
+			spec.Frontend.Service.Port = int32(l.Port)
 			break
 		}
 	}
-	if err := controllerutil.SetControllerReference(gw, farm, r.Client.Scheme()); err != nil {
-		return err
-	}
-	return client.IgnoreAlreadyExists(r.Client.Create(ctx, farm))
+	return spec
 }
 
 // gatewayInputs reads what the translation of a Gateway needs.
@@ -242,6 +325,10 @@ func farmFacts(ctx context.Context, c client.Reader, gw *gwv1.Gateway) (gateway.
 			return f, nil
 		}
 		return f, err
+	}
+	if _, own, _ := farmOf(gw); own && !metav1.IsControlledBy(&farm, gw) {
+		f.Problem = fmt.Sprintf("WebFarm %s exists and is not this Gateway's: name it in infrastructure.parametersRef to serve the Gateway with it", name)
+		return f, nil
 	}
 	f.HTTPPort = farm.Spec.Frontend.Service.Port
 	if f.HTTPPort == 0 {
@@ -446,7 +533,19 @@ func SetupGatewayAPI(mgr ctrl.Manager, opts ControllerOptions) error {
 		return fmt.Errorf("indexing HTTPRoutes by backend: %w", err)
 	}
 	c := mgr.GetClient()
+	allClasses := func(ctx context.Context, _ client.Object) []reconcile.Request {
+		var list gwv1.GatewayClassList
+		if err := c.List(ctx, &list); err != nil {
+			return nil
+		}
+		out := make([]reconcile.Request, 0, len(list.Items))
+		for _, gc := range list.Items {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: gc.Name}})
+		}
+		return out
+	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("gatewayclass").For(&gwv1.GatewayClass{}).
+		Watches(&v1.WebFarm{}, handler.EnqueueRequestsFromMapFunc(allClasses)).
 		WithOptions(opts.controller()).Complete(&GatewayClassReconciler{Client: c}); err != nil {
 		return err
 	}
@@ -458,7 +557,8 @@ func SetupGatewayAPI(mgr ctrl.Manager, opts ControllerOptions) error {
 		Watches(&gwv1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(m.allGateways)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(m.allGateways)).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(m.gatewaysOfService)).
-		Watches(&v1.WebFarm{}, handler.EnqueueRequestsFromMapFunc(m.gatewaysInNamespace)).
+		// A farm may be a GatewayClass's template: every Gateway may care.
+		Watches(&v1.WebFarm{}, handler.EnqueueRequestsFromMapFunc(m.allGateways)).
 		Watches(&v1.AppPool{}, handler.EnqueueRequestsFromMapFunc(m.gatewaysInNamespace)).
 		WithOptions(opts.controller()).
 		Complete(&GatewayReconciler{Client: c})

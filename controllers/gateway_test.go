@@ -10,7 +10,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -284,10 +286,19 @@ func TestTenantsRoutesAttachToTheFarmsGateway(t *testing.T) {
 	})
 }
 
-// A Gateway that names no farm gets one of its own, owned by it.
+// A Gateway that names no farm gets one of its own, owned by it, sized by
+// its GatewayClass's template farm; a change of the template reaches it.
 func TestAGatewayWithoutAFarmGetsItsOwn(t *testing.T) {
-	class := gatewayClass(t)
 	ns := newNamespace(t)
+	template := &v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "small"}, Spec: v1.WebFarmSpec{
+		Frontend: v1.Frontend{Replicas: 1, CPU: ptr.To(resource.MustParse("50m"))}}}
+	create(t, template)
+	templateNS := gwv1.Namespace(ns)
+	gc := &gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("webfarm-%d", namespaceCounter.Add(1))},
+		Spec: gwv1.GatewayClassSpec{ControllerName: gateway.ControllerName,
+			ParametersRef: &gwv1.ParametersReference{Group: "webfarm.dev", Kind: "WebFarm", Name: "small", Namespace: &templateNS}}}
+	create(t, gc)
+	class := gc.Name
 	gw := &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"}, Spec: gwv1.GatewaySpec{
 		GatewayClassName: gwv1.ObjectName(class),
 		Listeners:        []gwv1.Listener{{Name: "http", Port: 8080, Protocol: gwv1.HTTPProtocolType}},
@@ -304,12 +315,47 @@ func TestAGatewayWithoutAFarmGetsItsOwn(t *testing.T) {
 		if farm.Spec.Frontend.Service.Port != 8080 {
 			return fmt.Errorf("the farm serves HTTP on %d, want the listener's 8080", farm.Spec.Frontend.Service.Port)
 		}
+		if farm.Spec.Frontend.Replicas != 1 || farm.Spec.Frontend.CPU.String() != "50m" {
+			return fmt.Errorf("the farm's frontend has %d replicas of %s CPU, want the template's 1 of 50m", farm.Spec.Frontend.Replicas, farm.Spec.Frontend.CPU)
+		}
 		var g gwv1.Gateway
 		if err := get(&g, ns, "edge"); err != nil {
 			return err
 		}
 		if !meta.IsStatusConditionTrue(g.Status.Conditions, "Programmed") {
 			return fmt.Errorf("Gateway conditions: %+v", g.Status.Conditions)
+		}
+		return nil
+	})
+	update(t, template, func() { template.Spec.Frontend.Replicas = 3 })
+	testutil.Eventually(t, 10*time.Second, func() error {
+		var farm v1.WebFarm
+		if err := get(&farm, ns, "edge"); err != nil {
+			return err
+		}
+		if farm.Spec.Frontend.Replicas != 3 {
+			return fmt.Errorf("the farm's frontend has %d replicas after the template's change to 3", farm.Spec.Frontend.Replicas)
+		}
+		return nil
+	})
+}
+
+// A GatewayClass whose parametersRef names no WebFarm is not accepted, and
+// says why.
+func TestAGatewayClassWithAMissingTemplateIsNotAccepted(t *testing.T) {
+	ns := gwv1.Namespace(newNamespace(t))
+	gc := &gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("webfarm-%d", namespaceCounter.Add(1))},
+		Spec: gwv1.GatewayClassSpec{ControllerName: gateway.ControllerName,
+			ParametersRef: &gwv1.ParametersReference{Group: "webfarm.dev", Kind: "WebFarm", Name: "missing", Namespace: &ns}}}
+	create(t, gc)
+	testutil.Eventually(t, 10*time.Second, func() error {
+		var got gwv1.GatewayClass
+		if err := get(&got, "", gc.Name); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, "Accepted")
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "InvalidParameters" || !strings.Contains(c.Message, "missing") {
+			return fmt.Errorf("Accepted: %+v", c)
 		}
 		return nil
 	})
