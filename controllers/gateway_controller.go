@@ -77,7 +77,7 @@ func (r *GatewayClassReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if equality.Semantic.DeepEqual(before.Status, gc.Status) {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, r.Client.Status().Update(ctx, &gc)
+	return ctrl.Result{}, r.Client.Status().Patch(ctx, &gc, client.MergeFrom(before))
 }
 
 // classTemplate is the WebFarm a GatewayClass's parametersRef names: the
@@ -382,7 +382,8 @@ func (r *GatewayReconciler) writeGatewayStatus(ctx context.Context, gw *gwv1.Gat
 	if equality.Semantic.DeepEqual(before.Status, gw.Status) {
 		return nil
 	}
-	return r.Client.Status().Update(ctx, gw)
+	// The operator alone writes a Gateway's status: no lock needed.
+	return r.Client.Status().Patch(ctx, gw, client.MergeFrom(before))
 }
 
 // mergeConditions sets each wanted condition, keeping the transition time
@@ -429,6 +430,9 @@ func (r *GatewayReconciler) writeRouteStatuses(ctx context.Context, gw *gwv1.Gat
 		if equality.Semantic.DeepEqual(*before, route.Status) {
 			continue
 		}
+		// Other controllers may write their own parents' entries: the
+		// update is refused if the route changed since it was read, and
+		// the reconcile runs again.
 		if err := r.Client.Status().Update(ctx, route); err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
@@ -493,6 +497,23 @@ func gatewaysOfFarm(ctx context.Context, c client.Reader, namespace, farm string
 	}
 	slices.SortFunc(out, func(a, b *gwv1.Gateway) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
 	return out, nil
+}
+
+// templateOf names a GatewayClass of the operator's whose parametersRef
+// names the farm (empty: none).
+func templateOf(ctx context.Context, c client.Reader, farm *v1.WebFarm) (string, error) {
+	var classes gwv1.GatewayClassList
+	if err := c.List(ctx, &classes); err != nil {
+		return "", err
+	}
+	for _, gc := range classes.Items {
+		ref := gc.Spec.ParametersRef
+		if gc.Spec.ControllerName == gateway.ControllerName && ref != nil && string(ref.Group) == gateway.GroupWebFarm &&
+			string(ref.Kind) == gateway.KindWebFarm && ref.Namespace != nil && string(*ref.Namespace) == farm.Namespace && ref.Name == farm.Name {
+			return gc.Name, nil
+		}
+	}
+	return "", nil
 }
 
 // SetupGatewayAPI registers the Gateway API indexes and the leader's

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -324,6 +326,20 @@ func TestAGatewayWithoutAFarmGetsItsOwn(t *testing.T) {
 		}
 		if !meta.IsStatusConditionTrue(g.Status.Conditions, "Programmed") {
 			return fmt.Errorf("Gateway conditions: %+v", g.Status.Conditions)
+		}
+		return nil
+	})
+	testutil.Eventually(t, 10*time.Second, func() error {
+		var small v1.WebFarm
+		if err := get(&small, ns, "small"); err != nil {
+			return err
+		}
+		if err := readyCondition(&small, func() []metav1.Condition { return small.Status.Conditions }, metav1.ConditionTrue, v1.ReasonGatewayClassTemplate); err != nil {
+			return err
+		}
+		var d appsv1.Deployment
+		if err := get(&d, ns, vocabulary.FrontendName("small")); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the template farm has a frontend Deployment (%v)", err)
 		}
 		return nil
 	})

@@ -10,12 +10,15 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
@@ -100,6 +103,19 @@ func (r *WebFarmReconciler) reconcile(ctx context.Context, farm *v1.WebFarm, m m
 	if invalid != nil {
 		// The children keep their last good configuration.
 		return verdict{Reason: v1.ReasonInvalidSpec, Message: invalid.Error()}, nil
+	}
+	if r.GatewayAPI {
+		if class, err := templateOf(ctx, r.Client, farm); err != nil {
+			return failed(err)
+		} else if class != "" {
+			// A farm that ran before it became a template stops its frontend.
+			frontend := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: farm.Namespace, Name: vocabulary.FrontendName(farm.Name)}}
+			if err := r.Delete(ctx, frontend); err != nil && !apierrors.IsNotFound(err) {
+				return failed(err)
+			}
+			return verdict{Ready: true, Reason: v1.ReasonGatewayClassTemplate,
+				Message: "the template of the farms of GatewayClass " + class + "'s Gateways: it runs no frontend"}, nil
+		}
 	}
 	// The routes of the farm's Gateways count as its sites in the status;
 	// the frontend's Deployment is rendered from the spec's alone (routes
@@ -219,9 +235,19 @@ func (r *WebFarmReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOp
 		Watches(&v1.AppPool{}, enqueueBatched(r.farmsUsing(IndexFarmPools)), poolReadinessChanged).
 		Watches(&v1.CachePolicy{}, handler.EnqueueRequestsFromMapFunc(r.farmsUsing(indexFarmPolicies)), existenceChanged)
 	if r.GatewayAPI {
-		b = watchFarmsOfGateways(b, r.Client)
+		b = watchFarmsOfGateways(b, r.Client).
+			Watches(&gwv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(templateFarm))
 	}
 	return b.WithOptions(opts.controller()).Complete(r)
+}
+
+// templateFarm maps a GatewayClass to the WebFarm its parametersRef names.
+func templateFarm(_ context.Context, o client.Object) []reconcile.Request {
+	ref := o.(*gwv1.GatewayClass).Spec.ParametersRef
+	if ref == nil || ref.Namespace == nil {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: string(*ref.Namespace), Name: ref.Name}}}
 }
 
 // farmsUsing maps a pool or policy to the farms in its namespace whose routes name it.

@@ -55,6 +55,10 @@ const (
 	ReasonNotReferenced    = "NotReferenced"
 	ReasonScaledToZero     = "ScaledToZero"
 	ReasonAsExpected       = "AsExpected"
+	// ReasonGatewayClassTemplate: a GatewayClass's parametersRef names the
+	// WebFarm, which is the template of the farms made for the class's
+	// Gateways and runs no frontend of its own.
+	ReasonGatewayClassTemplate = "GatewayClassTemplate"
 	// ReasonRapidFailProtection: the pool's workers failed too often and the
 	// pool is stopped until restarted (see RestartAnnotation).
 	ReasonRapidFailProtection = "RapidFailProtection"
