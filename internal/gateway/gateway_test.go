@@ -361,6 +361,22 @@ func TestAttachingRoutes(t *testing.T) {
 			},
 		},
 		{
+			name: "a rule's timeouts bound its requests and each try, and 0s lifts the bound to the longest the frontend allows",
+			in: func() Inputs {
+				r := route("tenant-a", "site", 0, []string{"a.example"}, "Service:echo")
+				request, backend := gwv1.Duration("0s"), gwv1.Duration("1m30s")
+				r.Spec.Rules[0].Timeouts = &gwv1.HTTPRouteTimeouts{Request: &request, BackendRequest: &backend}
+				return inputs(hosting(), r)
+			}(),
+			check: func(t *testing.T, res Result) {
+				s := siteOf(res, "a.example")
+				if s == nil {
+					t.Fatal("a.example is not served")
+				}
+				expect(t, fmt.Sprint(s.Routes[0].Timeout, " ", s.Routes[0].BackendTimeout), "1h0m0s 1m30s")
+			},
+		},
+		{
 			name: "a header value with a line break is refused before it reaches the frontend",
 			in: func() Inputs {
 				r := route("tenant-a", "site", 0, []string{"a.example"}, "Service:echo")

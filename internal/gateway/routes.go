@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -130,6 +131,9 @@ func unsupported(r *gwv1.HTTPRoute) string {
 			if len(b.Filters) > 0 {
 				return fmt.Sprintf("backendRef filter %s is not served", b.Filters[0].Type)
 			}
+		}
+		if _, _, err := timeouts(rule); err != nil {
+			return err.Error()
 		}
 		for _, m := range rule.Matches {
 			if what := unsupportedMatch(m); what != "" {
@@ -264,6 +268,32 @@ func filters(rule gwv1.HTTPRouteRule) *model.Filters {
 	return out
 }
 
+// timeouts are a rule's request and backend request timeouts (GEP-2257
+// durations, which Go parses; 0: unset; "0s": none, as Gateway API says).
+func timeouts(rule gwv1.HTTPRouteRule) (request, backend time.Duration, err error) {
+	if rule.Timeouts == nil {
+		return 0, 0, nil
+	}
+	parse := func(field string, d *gwv1.Duration) (time.Duration, error) {
+		if d == nil {
+			return 0, nil
+		}
+		v, err := time.ParseDuration(string(*d))
+		if err != nil || v < 0 || v > model.LongestFrontendTimeout {
+			return 0, fmt.Errorf("timeouts.%s %q: a duration up to %s", field, *d, model.LongestFrontendTimeout)
+		}
+		if v == 0 {
+			v = model.LongestFrontendTimeout // "0s" turns the timeout off
+		}
+		return v, nil
+	}
+	if request, err = parse("request", rule.Timeouts.Request); err != nil {
+		return 0, 0, err
+	}
+	backend, err = parse("backendRequest", rule.Timeouts.BackendRequest)
+	return request, backend, err
+}
+
 func pathChange(p *gwv1.HTTPPathModifier) *model.PathChange {
 	switch {
 	case p == nil:
@@ -372,6 +402,7 @@ func hostRoutes(in Inputs, routes []*gwv1.HTTPRoute) []model.Route {
 		for _, rule := range r.Spec.Rules {
 			target := ruleTarget(in, r.Namespace, rule)
 			target.Filters = filters(rule)
+			target.Timeout, target.BackendTimeout, _ = timeouts(rule)
 			matches := rule.Matches
 			if len(matches) == 0 {
 				matches = []gwv1.HTTPRouteMatch{{}}

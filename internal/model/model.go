@@ -148,6 +148,9 @@ type Route struct {
 	// Filters are a Gateway API rule's changes to its requests and
 	// responses (nil: none).
 	Filters *Filters
+	// Timeout bounds a Gateway API rule's request, retries included, and
+	// BackendTimeout each try (0: the farm's requestTimeout; none).
+	Timeout, BackendTimeout time.Duration
 }
 
 // Filters are what a Gateway API rule's filters do. A Redirect answers the

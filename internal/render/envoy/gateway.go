@@ -173,6 +173,24 @@ func withFilters(routes []*routev3.Route, r model.Route) []*routev3.Route {
 
 // headerOptions are a rule's header changes; "%" in a value is Envoy's
 // command operator, so a tenant's value has every "%" doubled (a literal).
+// withTimeouts bounds a Gateway API rule's requests as its timeouts say
+// (an open WebSocket keeps the bound of the farm's idle timeout alone).
+func withTimeouts(routes []*routev3.Route, r model.Route) []*routev3.Route {
+	for _, route := range routes {
+		action := route.GetRoute()
+		if action == nil {
+			continue
+		}
+		if r.Timeout > 0 && action.GetIdleTimeout() == nil {
+			action.Timeout = durationpb.New(r.Timeout)
+		}
+		if r.BackendTimeout > 0 && action.RetryPolicy != nil {
+			action.RetryPolicy.PerTryTimeout = durationpb.New(r.BackendTimeout)
+		}
+	}
+	return routes
+}
+
 func headerOptions(h model.HeaderChanges) []*corev3.HeaderValueOption {
 	literal := func(v string) string { return strings.ReplaceAll(v, "%", "%%") }
 	var out []*corev3.HeaderValueOption

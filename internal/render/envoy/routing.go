@@ -271,12 +271,12 @@ func siteVirtualHost(f model.Farm, pools map[string]model.Pool, b endpoints.Back
 // workers take HTTP/2 has no WebSocket route.
 func siteRoutes(f model.Farm, pools map[string]model.Pool, b endpoints.Backends, r model.Route) []*routev3.Route {
 	if r.Filters == nil {
-		return targetRoutes(f, pools, b, r)
+		return withTimeouts(targetRoutes(f, pools, b, r), r)
 	}
 	if r.Filters.Redirect != nil {
 		return withFilters([]*routev3.Route{redirectRoute(r)}, r)
 	}
-	return withFilters(targetRoutes(f, pools, b, r), r)
+	return withTimeouts(withFilters(targetRoutes(f, pools, b, r), r), r)
 }
 
 // targetRoutes are the routes to where a route goes.

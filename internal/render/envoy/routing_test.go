@@ -135,7 +135,7 @@ func TestFarmRouting(t *testing.T) {
 				f.Sites[0].TLS = &model.SiteTLS{SecretName: "first-tls", HSTSMaxAge: 365 * 24 * time.Hour, IncludeSubDomains: true}
 				f.Sites[1].TLS = &model.SiteTLS{SecretName: "second-tls", ServePlainHTTP: true}
 			}},
-		{"a Gateway's routes match exact paths, prefixes kept on the path, headers, query parameters and methods, go to a pool, Services by weight or a 500, redirect, rewrite and change headers", "routing-gateway.json", contoso(), contosoBackends(), "", "",
+		{"a Gateway's routes match exact paths, prefixes kept on the path, headers, query parameters and methods, go to a pool, Services by weight or a 500, redirect, rewrite, change headers and bound their time", "routing-gateway.json", contoso(), contosoBackends(), "", "",
 			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
 				echo := &model.ServiceBackend{Namespace: "tenant-a", Name: "echo", ClusterIP: "10.96.0.20", Port: 8080}
 				canary := &model.ServiceBackend{Namespace: "tenant-a", Name: "echo-canary", ClusterIP: "10.96.0.21", Port: 8080}
@@ -143,7 +143,8 @@ func TestFarmRouting(t *testing.T) {
 					{Match: &model.Match{Exact: true, Path: "/healthz"}, Backends: []model.Backend{{Service: echo, Weight: 1}}},
 					{Match: &model.Match{Path: "/api", Headers: []model.NameValue{{Name: "version", Value: "2"}},
 						QueryParams: []model.NameValue{{Name: "beta", Value: "yes"}}, Method: "POST"},
-						Backends: []model.Backend{{Service: echo, Weight: 90}, {Service: canary, Weight: 10}}},
+						Backends: []model.Backend{{Service: echo, Weight: 90}, {Service: canary, Weight: 10}},
+						Timeout:  10 * time.Second, BackendTimeout: 2 * time.Second},
 					{Match: &model.Match{Path: "/broken"}, Backends: []model.Backend{{Service: echo, Weight: 1}, {Invalid: true, Weight: 1}}},
 					{Match: &model.Match{Path: "/gone"}, Refused: true},
 					{Match: &model.Match{Path: "/old"}, Refused: true, Filters: &model.Filters{Redirect: &model.Redirect{
