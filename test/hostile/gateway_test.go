@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -150,14 +149,7 @@ func renderFarmWith(t *testing.T, sites []model.Site) string {
 	if err != nil {
 		t.Fatalf("FarmRouting refused the farm: %v", err)
 	}
-	b, err := envoy.StaticBootstrap(f, routing)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := bootstrapJSON(t, f, routing)
 	testutil.EnvoyCheck(t, localenvoy.LocalPaths(t.TempDir(), string(doc)), envoy.NodeIDArgs("frontend-0")...)
 	return string(doc)
 }

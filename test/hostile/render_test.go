@@ -226,14 +226,7 @@ func renderNamespace(t *testing.T, api client.Client, ns string) *rendered {
 			t.Errorf("FarmRouting refused WebFarm %s, which the API server and the model accept: %v", wf.Name, err)
 			continue
 		}
-		b, err := envoy.StaticBootstrap(f, routing)
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		doc := bootstrapJSON(t, f, routing)
 		checkEnvoyExtensions(t, "WebFarm "+wf.Name, doc)
 		checkRoutesReachable(t, "WebFarm "+wf.Name, routing)
 		// Envoy checks that the SDS files and the certificate directories
@@ -521,4 +514,19 @@ func checkAgentConfig(t *testing.T, policy, agent string, upstreams []model.Upst
 	if len(cfg.Upstreams) != len(upstreams) {
 		t.Errorf("CachePolicy %s: the agent's config has %d upstreams, want %d", policy, len(cfg.Upstreams), len(upstreams))
 	}
+}
+
+// bootstrapJSON is a farm's static bootstrap with its routing inlined, as
+// JSON (what the real Envoy checks).
+func bootstrapJSON(t *testing.T, f model.Farm, routing envoy.Routing) []byte {
+	t.Helper()
+	b, err := envoy.StaticBootstrap(f, routing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }
