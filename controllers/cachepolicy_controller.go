@@ -231,6 +231,11 @@ func (r *CachePolicyReconciler) poolsBehind(ctx context.Context, policy *v1.Cach
 				}
 			}
 		}
+		for _, c := range f.Status.GatewayCachedPools {
+			if c.CachePolicy == policy.Name {
+				pools = append(pools, c.AppPool)
+			}
+		}
 	}
 	slices.Sort(pools)
 	return slices.Compact(pools), nil
@@ -341,6 +346,12 @@ func (r *CachePolicyReconciler) policiesInFrontOfPool(ctx context.Context, o cli
 	seen := map[string]bool{}
 	var reqs []reconcile.Request
 	for _, f := range farms.Items {
+		for _, c := range f.Status.GatewayCachedPools {
+			if c.AppPool == pool && !seen[c.CachePolicy] {
+				seen[c.CachePolicy] = true
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: c.CachePolicy}})
+			}
+		}
 		for _, s := range f.Spec.Sites {
 			for _, rt := range s.Routes {
 				if string(rt.AppPool) == pool && rt.CachePolicy != "" && !seen[string(rt.CachePolicy)] {

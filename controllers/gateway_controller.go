@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -280,6 +281,14 @@ func gatewayInputs(ctx context.Context, c client.Reader, gw *gwv1.Gateway) (gate
 		for i := range grants.Items {
 			in.Grants = append(in.Grants, &grants.Items[i])
 		}
+	}
+	var policies v1.CachePolicyList
+	if err := c.List(ctx, &policies, client.InNamespace(gw.Namespace)); err != nil {
+		return in, err
+	}
+	in.CachePolicies = map[string]bool{}
+	for _, p := range policies.Items {
+		in.CachePolicies[p.Name] = true
 	}
 	var pools v1.AppPoolList
 	if err := c.List(ctx, &pools, client.InNamespace(gw.Namespace)); err != nil {
@@ -581,6 +590,7 @@ func SetupGatewayAPI(mgr ctrl.Manager, opts ControllerOptions) error {
 		// A farm may be a GatewayClass's template: every Gateway may care.
 		Watches(&v1.WebFarm{}, handler.EnqueueRequestsFromMapFunc(m.allGateways)).
 		Watches(&v1.AppPool{}, handler.EnqueueRequestsFromMapFunc(m.gatewaysInNamespace)).
+		Watches(&v1.CachePolicy{}, handler.EnqueueRequestsFromMapFunc(m.gatewaysInNamespace)).
 		WithOptions(opts.controller()).
 		Complete(&GatewayReconciler{Client: c})
 }
@@ -661,7 +671,8 @@ func watchFarmsOfGateways(b *builder.Builder, c client.Reader) *builder.Builder 
 		Watches(&gwv1.HTTPRoute{}, farms(m.gatewaysOfRoute)).
 		Watches(&gwv1.ReferenceGrant{}, farms(m.allGateways)).
 		Watches(&corev1.Namespace{}, farms(m.allGateways)).
-		Watches(&corev1.Service{}, farms(m.gatewaysOfService))
+		Watches(&corev1.Service{}, farms(m.gatewaysOfService)).
+		Watches(&v1.CachePolicy{}, farms(m.gatewaysInNamespace))
 }
 
 // farmsOf maps Gateways to the farms that serve them.
@@ -677,6 +688,23 @@ func (m gatewayMapper) farmsOf(ctx context.Context, gateways []reconcile.Request
 		}
 	}
 	return out
+}
+
+// gatewayCachedPools are the cache tiers a Gateway's sites go through, each
+// with its pool, sorted.
+func gatewayCachedPools(sites []model.Site) []v1.CachedPool {
+	var out []v1.CachedPool
+	for _, s := range sites {
+		for _, route := range s.Routes {
+			if route.CachePolicy != "" && route.Pool != "" {
+				out = append(out, v1.CachedPool{CachePolicy: route.CachePolicy, AppPool: route.Pool})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b v1.CachedPool) int {
+		return cmp.Or(cmp.Compare(a.CachePolicy, b.CachePolicy), cmp.Compare(a.AppPool, b.AppPool))
+	})
+	return slices.Compact(out)
 }
 
 // gatewayPools are the AppPools a Gateway's sites route to, sorted.

@@ -376,3 +376,45 @@ func TestAGatewayClassWithAMissingTemplateIsNotAccepted(t *testing.T) {
 		return nil
 	})
 }
+
+// A provider's own route names a CachePolicy in an ExtensionRef filter:
+// the farm routes the host through the cache tier, whose upstream is the
+// route's pool, and the farm's status says so.
+func TestARouteGoesThroughTheCacheTierItsFilterNames(t *testing.T) {
+	class := gatewayClass(t)
+	ns := newNamespace(t)
+	gw := &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "public"}, Spec: gwv1.GatewaySpec{
+		GatewayClassName: gwv1.ObjectName(class),
+		Infrastructure:   &gwv1.GatewayInfrastructure{ParametersRef: &gwv1.LocalParametersReference{Group: "webfarm.dev", Kind: "WebFarm", Name: "hosting"}},
+		Listeners:        []gwv1.Listener{{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType}},
+	}}
+	images := httpRoute(ns, "images", ns, []string{"img.example"}, "shared-1")
+	images.Spec.Rules[0].Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterExtensionRef,
+		ExtensionRef: &gwv1.LocalObjectReference{Group: "webfarm.dev", Kind: "CachePolicy", Name: "static"}}}
+	create(t, appPool(ns, "shared-1"), cachePolicy(ns, "static"),
+		&v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hosting"}, Spec: v1.WebFarmSpec{Frontend: v1.Frontend{Replicas: 1}}}, gw, images)
+	testutil.Eventually(t, 10*time.Second, func() error {
+		var f v1.WebFarm
+		if err := get(&f, ns, "hosting"); err != nil {
+			return err
+		}
+		if got := fmt.Sprint(f.Status.GatewayCachedPools); got != "[{static shared-1}]" {
+			return fmt.Errorf("gatewayCachedPools %s", got)
+		}
+		var cp v1.CachePolicy
+		if err := get(&cp, ns, "static"); err != nil {
+			return err
+		}
+		if got := fmt.Sprint(cp.Status.Pools); got != "[shared-1]" {
+			return fmt.Errorf("the cache tier's pools: %s", got)
+		}
+		got, err := virtualHosts(ns + "/hosting")
+		if err != nil {
+			return err
+		}
+		if want := "[img.example->cache/static]"; fmt.Sprint(got) != want {
+			return fmt.Errorf("virtual hosts %v, want %s", got, want)
+		}
+		return nil
+	})
+}

@@ -149,6 +149,12 @@ func withGatewaySites(f model.Farm, sites []model.Site) model.Farm {
 	pools := slices.Concat(f.Pools, gatewayPools(sites))
 	slices.Sort(pools)
 	f.Pools = slices.Compact(pools)
+	policies := slices.Clone(f.CachePolicies)
+	for _, c := range gatewayCachedPools(sites) {
+		policies = append(policies, c.CachePolicy)
+	}
+	slices.Sort(policies)
+	f.CachePolicies = slices.Compact(policies)
 	return f
 }
 

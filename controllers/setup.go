@@ -119,7 +119,12 @@ func SetupAll(mgr ctrl.Manager, models *model.Models, opts ControllerOptions) (O
 		return none, fmt.Errorf("indexing farms by pool: %w", err)
 	}
 	if err := idx.IndexField(ctx, &v1.WebFarm{}, indexFarmPolicies, func(o client.Object) []string {
-		return referencedNames(o.(*v1.WebFarm), func(r v1.Route) v1.ObjectName { return r.CachePolicy })
+		f := o.(*v1.WebFarm)
+		names := referencedNames(f, func(r v1.Route) v1.ObjectName { return r.CachePolicy })
+		for _, c := range f.Status.GatewayCachedPools {
+			names = append(names, c.CachePolicy)
+		}
+		return slices.Compact(slices.Sorted(slices.Values(names)))
 	}); err != nil {
 		return none, fmt.Errorf("indexing farms by cache policy: %w", err)
 	}

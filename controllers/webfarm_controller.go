@@ -128,6 +128,7 @@ func (r *WebFarmReconciler) reconcile(ctx context.Context, farm *v1.WebFarm, m m
 		}
 		routed = withGatewaySites(m, sites)
 		farm.Status.GatewayAppPools = gatewayPools(sites)
+		farm.Status.GatewayCachedPools = gatewayCachedPools(sites)
 	}
 	farm.Status.HostCount = int32(routed.HostCount())
 	farm.Status.PoolCount = int32(len(routed.Pools))

@@ -560,6 +560,20 @@ type AffinityCookieSpec struct {
 // +kubebuilder:validation:Enum=Lax;Strict;None
 type SameSite string
 
+// CachedPool is a pool a farm's route reaches through a cache tier.
+type CachedPool struct {
+	// cachePolicy names the cache tier's CachePolicy.
+	//
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	CachePolicy string `json:"cachePolicy"`
+	// appPool names the AppPool behind it.
+	//
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	AppPool string `json:"appPool"`
+}
+
 // WebFarmStatus is the observed state of a web farm.
 type WebFarmStatus struct {
 	// conditions are Ready (the frontend and every routed pool serve), Degraded,
@@ -592,6 +606,15 @@ type WebFarmStatus struct {
 	// +kubebuilder:validation:MaxItems=1000
 	// +kubebuilder:validation:items:MaxLength=253
 	GatewayAppPools []string `json:"gatewayAppPools,omitempty"`
+
+	// gatewayCachedPools are the cache tiers the routes attached to the
+	// farm's Gateways go through (an ExtensionRef filter naming a
+	// CachePolicy), each with the pool behind it: the tier serves them.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1000
+	GatewayCachedPools []CachedPool `json:"gatewayCachedPools,omitempty"`
 
 	// poolCount is the number of distinct application pools the routes name.
 	//

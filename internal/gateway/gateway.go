@@ -250,7 +250,7 @@ func attachRoute(in Inputs, r *gwv1.HTTPRoute, ref gwv1.ParentReference, listene
 	if in.Farm.Problem != "" {
 		return refused(gwv1.RouteReasonPending, "the Gateway's farm cannot serve it: "+in.Farm.Problem)
 	}
-	if what := unsupported(r); what != "" {
+	if what := unsupported(r, in.Gateway.Namespace); what != "" {
 		return refused(gwv1.RouteReasonUnsupportedValue, what)
 	}
 	var named []*listener

@@ -377,6 +377,52 @@ func TestAttachingRoutes(t *testing.T) {
 			},
 		},
 		{
+			name: "a route of the Gateway's namespace goes through the CachePolicy its ExtensionRef names to its pool",
+			in: func() Inputs {
+				r := route("hosting", "images", 0, []string{"img.example"}, "AppPool:shared-1")
+				r.Spec.Rules[0].Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterExtensionRef,
+					ExtensionRef: &gwv1.LocalObjectReference{Group: GroupWebFarm, Kind: KindCachePolicy, Name: "static"}}}
+				in := inputs(hosting(), r)
+				in.CachePolicies = map[string]bool{"static": true}
+				return in
+			}(),
+			check: func(t *testing.T, res Result) {
+				expect(t, parentCondition(res, "hosting", "images", "ResolvedRefs"), "True/ResolvedRefs")
+				s := siteOf(res, "img.example")
+				if s == nil {
+					t.Fatal("img.example is not served")
+				}
+				expect(t, s.Routes[0].Pool+" via "+s.Routes[0].CachePolicy, "shared-1 via static")
+			},
+		},
+		{
+			name: "a CachePolicy that does not exist is ResolvedRefs BackendNotFound and its rule answers 500",
+			in: func() Inputs {
+				r := route("hosting", "images", 0, []string{"img.example"}, "AppPool:shared-1")
+				r.Spec.Rules[0].Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterExtensionRef,
+					ExtensionRef: &gwv1.LocalObjectReference{Group: GroupWebFarm, Kind: KindCachePolicy, Name: "static"}}}
+				return inputs(hosting(), r)
+			}(),
+			check: func(t *testing.T, res Result) {
+				expect(t, parentCondition(res, "hosting", "images", "ResolvedRefs"), "False/BackendNotFound")
+				if s := siteOf(res, "img.example"); s == nil || !s.Routes[0].Refused {
+					t.Fatalf("site: %+v", s)
+				}
+			},
+		},
+		{
+			name: "a tenant's route cannot name a CachePolicy: cache tiers serve the Gateway's namespace",
+			in: func() Inputs {
+				r := route("tenant-a", "images", 0, []string{"img.example"}, "hosting/AppPool:shared-1")
+				r.Spec.Rules[0].Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterExtensionRef,
+					ExtensionRef: &gwv1.LocalObjectReference{Group: GroupWebFarm, Kind: KindCachePolicy, Name: "static"}}}
+				return inputs(hosting(), r)
+			}(),
+			check: func(t *testing.T, res Result) {
+				expect(t, parentCondition(res, "tenant-a", "images", "Accepted"), "False/UnsupportedValue")
+			},
+		},
+		{
 			name: "a header value with a line break is refused before it reaches the frontend",
 			in: func() Inputs {
 				r := route("tenant-a", "site", 0, []string{"a.example"}, "Service:echo")

@@ -109,13 +109,23 @@ func resolvedRefs(in Inputs, r *gwv1.HTTPRoute, gen int64) metav1.Condition {
 				return condition(string(gwv1.RouteConditionResolvedRefs), false, string(p.reason), p.message, gen)
 			}
 		}
+		if policy := cachePolicy(rule); policy != "" {
+			if !in.CachePolicies[policy] {
+				return condition(string(gwv1.RouteConditionResolvedRefs), false, string(gwv1.RouteReasonBackendNotFound),
+					fmt.Sprintf("CachePolicy %s not found in namespace %s", policy, r.Namespace), gen)
+			}
+			if t := ruleTarget(in, r.Namespace, rule); t.Pool == "" {
+				return condition(string(gwv1.RouteConditionResolvedRefs), false, string(gwv1.RouteReasonUnsupportedValue),
+					fmt.Sprintf("CachePolicy %s fronts one AppPool: the rule must have one AppPool backend", policy), gen)
+			}
+		}
 	}
 	return condition(string(gwv1.RouteConditionResolvedRefs), true, string(gwv1.RouteReasonResolvedRefs), "", gen)
 }
 
 // unsupported says what of a route the farm does not serve, or refuses
 // (empty: nothing).
-func unsupported(r *gwv1.HTTPRoute) string {
+func unsupported(r *gwv1.HTTPRoute, gatewayNamespace string) string {
 	for _, h := range r.Spec.Hostnames {
 		if !validHostname.MatchString(string(h)) || len(h) > 253 {
 			return fmt.Sprintf("host name %q: lower-case DNS labels, the first may be \"*\"", h)
@@ -123,6 +133,12 @@ func unsupported(r *gwv1.HTTPRoute) string {
 	}
 	for _, rule := range r.Spec.Rules {
 		for _, f := range rule.Filters {
+			if f.Type == gwv1.HTTPRouteFilterExtensionRef {
+				if what := badCacheFilter(f, r.Namespace, gatewayNamespace); what != "" {
+					return what
+				}
+				continue
+			}
 			if what := unsupportedFilter(f); what != "" {
 				return what
 			}
@@ -176,6 +192,34 @@ func unsupportedFilter(f gwv1.HTTPRouteFilter) string {
 		return badPathModifier("urlRewrite", rw.Path)
 	}
 	return fmt.Sprintf("filter %s is not served", f.Type)
+}
+
+// badCacheFilter says why an ExtensionRef filter is refused (empty: it is
+// a CachePolicy the farm can send the rule through). A cache tier fronts
+// the pools of its own namespace, which are the Gateway's: a route of
+// another namespace cannot name one (ExtensionRef is local).
+func badCacheFilter(f gwv1.HTTPRouteFilter, routeNamespace, gatewayNamespace string) string {
+	ref := f.ExtensionRef
+	switch {
+	case ref == nil:
+		return "extensionRef: missing"
+	case string(ref.Group) != GroupWebFarm || string(ref.Kind) != KindCachePolicy:
+		return fmt.Sprintf("extensionRef %s/%s is not served: a webfarm.dev CachePolicy", ref.Group, ref.Kind)
+	case routeNamespace != gatewayNamespace:
+		return fmt.Sprintf("extensionRef CachePolicy %s: cache tiers serve the routes of the Gateway's namespace (%s)", ref.Name, gatewayNamespace)
+	}
+	return ""
+}
+
+// cachePolicy is the CachePolicy a rule's ExtensionRef filter names (empty:
+// none).
+func cachePolicy(rule gwv1.HTTPRouteRule) string {
+	for _, f := range rule.Filters {
+		if f.Type == gwv1.HTTPRouteFilterExtensionRef && f.ExtensionRef != nil {
+			return string(f.ExtensionRef.Name)
+		}
+	}
+	return ""
 }
 
 // reservedHeader: a header the frontend sets or reads for its own purposes
@@ -396,7 +440,7 @@ func hostRoutes(in Inputs, routes []*gwv1.HTTPRoute) []model.Route {
 	}
 	var all []ranked
 	for _, r := range routes {
-		if unsupported(r) != "" {
+		if unsupported(r, in.Gateway.Namespace) != "" {
 			continue
 		}
 		for _, rule := range r.Spec.Rules {
@@ -460,11 +504,15 @@ func ruleTarget(in Inputs, routeNamespace string, rule gwv1.HTTPRouteRule) model
 		}
 		backends = append(backends, b)
 	}
+	policy := cachePolicy(rule)
 	switch {
-	case valid == 0:
+	case valid == 0, policy != "" && !in.CachePolicies[policy]:
 		return model.Route{Refused: true}
 	case len(backends) == 1 && backends[0].Pool != "":
-		return model.Route{Pool: backends[0].Pool}
+		return model.Route{Pool: backends[0].Pool, CachePolicy: policy}
+	case policy != "":
+		// A cache tier fronts one pool per route.
+		return model.Route{Refused: true}
 	}
 	return model.Route{Backends: backends}
 }
