@@ -24,6 +24,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -143,14 +144,26 @@ func TestGatewayAPIConformance(t *testing.T) {
 }
 
 // createGatewayClass creates the GatewayClass the suite's Gateways name,
-// for the operator's controller, and deletes it after the run.
+// for the operator's controller, and deletes it after the run. One that
+// exists already for that controller (installed with the operator) is
+// used as it is, and left.
 func createGatewayClass(t *testing.T, c client.Client) {
 	t.Helper()
 	gwc := &gatewayv1.GatewayClass{
 		ObjectMeta: metav1.ObjectMeta{Name: GatewayClassName},
 		Spec:       gatewayv1.GatewayClassSpec{ControllerName: ControllerName},
 	}
-	if err := c.Create(t.Context(), gwc); err != nil {
+	err := c.Create(t.Context(), gwc)
+	if apierrors.IsAlreadyExists(err) {
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(gwc), gwc); err != nil {
+			t.Fatal(err)
+		}
+		if gwc.Spec.ControllerName != ControllerName {
+			t.Fatalf("GatewayClass %s exists for controller %s, not %s", GatewayClassName, gwc.Spec.ControllerName, ControllerName)
+		}
+		return
+	}
+	if err != nil {
 		t.Fatalf("creating GatewayClass %s: %v", GatewayClassName, err)
 	}
 	t.Cleanup(func() {
