@@ -65,7 +65,8 @@ lint: $(GOLANGCI_LINT) ## gofmt, go vet, golangci-lint (the usual checks and the
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; test -z "$$out" || { echo "gofmt needed:"; echo "$$out"; exit 1; }
 	go vet ./...
 	go vet -tags e2e ./test/e2e/...
-	$(GOLANGCI_LINT) run --build-tags e2e ./...
+	go vet -tags conformance ./test/conformance/...
+	$(GOLANGCI_LINT) run --build-tags e2e,conformance ./...
 	@big="$$(git ls-files --stage | awk '{print $$2, $$4}' | git cat-file --batch-check='%(objectsize) %(rest)' | \
 		awk -v max=$$(( $(MAX_TRACKED_KB) * 1024 )) '$$1 > max {print $$2}')"; \
 		test -z "$$big" || { echo "tracked files over $(MAX_TRACKED_KB) KiB (build outputs go to bin/):"; echo "$$big"; exit 1; }
@@ -82,6 +83,13 @@ test: ## Install tools, check generated files, lint, and run every test (the e2e
 .PHONY: test-e2e
 test-e2e: tools images ## Run the end-to-end suite on the local cluster (needs root; starts it unless running, then stops it).
 	go test -tags e2e ./test/e2e/ -count=1 -timeout 55m -parallel 3 -v
+
+# The conformance run's own images: release.sh (run by the test) builds the
+# operator's, up.sh the cluster's; the suite's echo server is built here.
+.PHONY: test-conformance
+test-conformance: tools build ## Run the Gateway API conformance suite (GATEWAY-HTTP profile) on the local cluster (needs root); writes docs/gateway-api-conformance.md.
+	hack/images/build.sh echo-basic
+	go test -tags conformance ./test/conformance/ -count=1 -timeout 30m -v
 
 .PHONY: test-unit
 test-unit: ## Run the tests without the tool install and checks (tools must be installed).

@@ -18,7 +18,9 @@
 # umoci, skopeo; needs root), wrk and h2load (Debian wrk and nghttp2-client; the
 # load clients of `make bench-dataplane`), cert-manager (its controller, webhook
 # and cainjector as one binary built from github.com/cert-manager/cert-manager,
-# hack/tools/cert-manager; the e2e suite's cert-manager images).
+# hack/tools/cert-manager; the e2e suite's cert-manager images), echo-basic (the
+# Gateway API conformance suite's backend server, built from its module at the
+# version go.mod requires; the conformance run's echo-basic image).
 # The downloads and package installs run in the background, and so does the
 # Kubernetes build, beside the other Go builds (one after the other); each tool
 # has its own lock, so installers of different tools run at once.
@@ -74,12 +76,13 @@ build_etcd() {
   link k8s/etcd "$out/etcd"
 }
 
-# build_coredns: CoreDNS with the plugins of the cluster's Corefile only.
+# build_coredns: CoreDNS with the plugins of the cluster's Corefile and of the
+# Gateway API conformance suite's DNS backend only.
 build_coredns() {
   local out tmp
   out="$CACHE/coredns-$COREDNS_VERSION-$(source_key "$ROOT/hack/tools/coredns")"
   if [ ! -x "$out/coredns" ]; then
-    log "building CoreDNS $COREDNS_VERSION (the cluster's plugins) from the Go module proxy"
+    log "building CoreDNS $COREDNS_VERSION (the plugins of the cluster's and the conformance suite's Corefiles) from the Go module proxy"
     tmp="$(build_dir "$out")"
     (cd "$ROOT/hack/tools/coredns" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$tmp/coredns" .)
     publish "$tmp" "$out" coredns
@@ -119,6 +122,25 @@ build_cert_manager() {
   fi
   for cmd in "${CERT_MANAGER_COMPONENTS[@]}"; do link "cert-manager/$cmd" "$out/$cmd"; done
   link cert-manager/chart "$out/chart/cert-manager"
+}
+
+# build_echo_basic: the conformance suite's echo server (HTTP, h2c, HTTPS,
+# gRPC, TCP and UDP in one program, chosen by its environment), as the suite's
+# own image builds it (static, stripped), from the suite's module that go.mod
+# requires. Cached by the modules it is compiled from: a new suite or a
+# dependency moved by go.mod is a new build.
+build_echo_basic() {
+  local pkg=sigs.k8s.io/gateway-api/conformance/echo-basic version key out tmp
+  version="$(module_version "$ROOT" sigs.k8s.io/gateway-api/conformance)"
+  key="$(cd "$ROOT" && go list -deps -f '{{with .Module}}{{.Path}} {{.Version}}{{end}}' "$pkg" | sort -u | sha256sum | cut -c1-12)"
+  out="$CACHE/echo-basic-$version-$key"
+  if [ ! -x "$out/echo-basic" ]; then
+    log "building echo-basic $version (the Gateway API conformance suite's backend) from the Go module proxy"
+    tmp="$(build_dir "$out")"
+    (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$tmp/echo-basic" "$pkg")
+    publish "$tmp" "$out" echo-basic
+  fi
+  link echo-basic "$out/echo-basic"
 }
 
 install_envoy() {
@@ -330,6 +352,7 @@ install_tool() (
     cosign) go_install cosign "$COSIGN_VERSION" github.com/sigstore/cosign/v2/cmd/cosign cosign ;;
     syft) install_syft ;;
     cert-manager) build_cert_manager ;;
+    echo-basic) build_echo_basic ;;
     cluster-packages) apt_install containerd runc containernetworking-plugins iptables conntrack umoci skopeo ;;
     wrk) apt_install wrk && link wrk "$(command -v wrk)" ;;
     h2load) apt_install nghttp2-client && link h2load "$(command -v h2load)" ;;
@@ -347,7 +370,7 @@ background=() builds=()
 for t in "${tools[@]}"; do
   case "$t" in
     envoy | envoy-arm64 | nginx | cluster-packages | wrk | h2load | kube) background+=("$t") ;;
-    etcd | coredns | controller-gen | helm | golangci-lint | promtool | prometheus | prometheus-operator | registry | cosign | syft | cert-manager) builds+=("$t") ;;
+    etcd | coredns | controller-gen | helm | golangci-lint | promtool | prometheus | prometheus-operator | registry | cosign | syft | cert-manager | echo-basic) builds+=("$t") ;;
     *) die "unknown tool: $t" ;;
   esac
 done

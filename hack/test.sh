@@ -5,8 +5,9 @@
 # Two jobs that no test waits on run beside the others at the lowest CPU
 # priority (nice 19), so that they take only the CPU the tests leave idle
 # and never slow them down:
-#   - from the start, the tools only the end-to-end suite needs are built
-#     (CoreDNS, the registry, Prometheus and its Operator, cert-manager) and
+#   - from the start, the tools only the end-to-end suite (and the Gateway API
+#     conformance run) needs are built (CoreDNS, the registry, Prometheus and
+#     its Operator, cert-manager, the conformance suite's echo-basic) and
 #     the cluster's Debian packages installed: their downloads go on while the
 #     other tools compile, their compiles while the Go tests wait;
 #   - while the end-to-end suite runs (it mostly waits on pods: the CPU is
@@ -18,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib/common.sh
 
-E2E_TOOLS=(coredns registry cluster-packages prometheus prometheus-operator cert-manager)
+E2E_TOOLS=(coredns registry cluster-packages prometheus prometheus-operator cert-manager echo-basic)
 mkdir -p "$BIN"
 
 # in_background LOG COMMAND...: COMMAND at the lowest priority, its output

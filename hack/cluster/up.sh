@@ -136,8 +136,10 @@ start etcd "$K8S_BIN/etcd" --name webfarm --data-dir "$S/etcd" \
 # containerd starts while etcd and the apiserver come up. It pulls from the
 # loopback registry as a user's nodes pull from theirs: hosts.toml per
 # registry host (plain HTTP here). Images named localhost/... (the cluster's
-# own and the tests') come from it too.
-for host in "$LOCAL_REGISTRY" localhost; do
+# own and the tests') come from it too, and so do those named registry.k8s.io/...
+# (the Gateway API conformance suite's, pushed by hack/images/push-conformance.sh):
+# the loopback registry mirrors that host, and no pull leaves the machine.
+for host in "$LOCAL_REGISTRY" localhost registry.k8s.io; do
   mkdir -p "$S/containerd/certs.d/$host"
   cat >"$S/containerd/certs.d/$host/hosts.toml" <<EOF
 server = "http://$LOCAL_REGISTRY"

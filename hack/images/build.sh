@@ -11,8 +11,10 @@
 # release), assembled without running anything from them (no emulation here).
 #
 # Usage: hack/images/build.sh [--force] [operator|nginx|envoy|prometheus|prometheus-operator|
-#   prometheus-config-reloader|client|cert-manager|operator-arm64|envoy-arm64|nginx-arm64 ...]
-# (cert-manager: its controller, webhook and cainjector images)
+#   prometheus-config-reloader|client|cert-manager|operator-arm64|envoy-arm64|nginx-arm64|
+#   echo-basic ...]
+# (cert-manager: its controller, webhook and cainjector images; echo-basic: the
+# Gateway API conformance suite's backend, built on request only)
 # Needs root (debootstrap, file ownership). See docs/images.md.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -30,6 +32,8 @@ KEEP=3 # archives kept per image (the newest ones)
 
 # The linux/arm64 images of a release: NAME-arm64 is NAME for linux/arm64.
 ARM64_IMAGES=(operator-arm64 envoy-arm64 nginx-arm64)
+# The Gateway API conformance run's images (make test-conformance), not built by default.
+CONFORMANCE_IMAGES=(echo-basic)
 
 # ref_of NAME: the reference an image is saved under (one per image, whatever
 # its platform: the platforms of a release share it in one image index).
@@ -43,7 +47,8 @@ ref_of() {
     prometheus-config-reloader) echo "localhost/webfarm-prometheus-config-reloader:$PROMETHEUS_OPERATOR_VERSION" ;;
     client) echo localhost/webfarm-client:dev ;;
     cert-manager-controller | cert-manager-webhook | cert-manager-cainjector) echo "localhost/webfarm-$1:$CERT_MANAGER_VERSION" ;;
-    *) die "unknown image: $1 (known: ${ALL_IMAGES[*]} ${ARM64_IMAGES[*]})" ;;
+    echo-basic) echo "localhost/webfarm-echo-basic:$(conformance_version)" ;;
+    *) die "unknown image: $1 (known: ${ALL_IMAGES[*]} ${ARM64_IMAGES[*]} ${CONFORMANCE_IMAGES[*]})" ;;
   esac
 }
 
@@ -422,6 +427,27 @@ rootfs_prometheus-config-reloader() {
   rootfs_prometheus_operator_command "$1" prometheus-config-reloader webfarm-prometheus-config-reloader
 }
 
+# The Gateway API conformance suite's backend server (hack/install-tools.sh
+# echo-basic, from the suite's module that go.mod requires), packaged as the
+# suite's own image packages it: the static program as /echo-basic, run as the
+# non-root user (distroless static:nonroot). hack/images/push-conformance.sh
+# serves it under the names the suite's manifests use.
+conformance_version() { (cd "$ROOT" && go list -m -f '{{.Version}}' sigs.k8s.io/gateway-api/conformance); }
+inputs_echo-basic() {
+  echo "conformance=$(conformance_version) sha256=$(sha256sum <"$(installed_tool echo-basic echo-basic)" | cut -d' ' -f1)"
+}
+rootfs_echo-basic() {
+  local r=$1
+  base_files "$r"
+  install -m 0755 "$(installed_tool echo-basic echo-basic)" "$r/echo-basic"
+  static_binary "$r" /echo-basic
+  inputs_echo-basic >"$WORK/packages.txt"
+  CONFIG=(--config.entrypoint /echo-basic
+    --config.label "org.opencontainers.image.title=webfarm-echo-basic"
+    --config.label "org.opencontainers.image.source=sigs.k8s.io/gateway-api/conformance/echo-basic"
+    --config.label "org.opencontainers.image.version=$(conformance_version)")
+}
+
 # ---- linux/arm64 (the release's images) ---------------------------------------
 # This host runs amd64 programs only (no emulation), so nothing from an arm64
 # root filesystem can run while it is assembled: no debootstrap second stage,
@@ -777,10 +803,11 @@ images=()
 for a in "$@"; do
   case "$a" in
     --force) FORCE=1 ;;
-    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     cert-manager) images+=("${CERT_MANAGER_IMAGES[@]}") ;;
     *)
-      [[ " ${ALL_IMAGES[*]} ${ARM64_IMAGES[*]} " == *" $a "* ]] || die "unknown image: $a (known: ${ALL_IMAGES[*]} ${ARM64_IMAGES[*]})"
+      [[ " ${ALL_IMAGES[*]} ${ARM64_IMAGES[*]} ${CONFORMANCE_IMAGES[*]} " == *" $a "* ]] ||
+        die "unknown image: $a (known: ${ALL_IMAGES[*]} ${ARM64_IMAGES[*]} ${CONFORMANCE_IMAGES[*]})"
       images+=("$a") ;;
   esac
 done
@@ -802,6 +829,7 @@ for n in "${images[@]}"; do
     prometheus) tools+=(prometheus) ;;
     prometheus-operator | prometheus-config-reloader) tools+=(prometheus-operator) ;;
     cert-manager-*) tools+=(cert-manager) ;;
+    echo-basic) tools+=(echo-basic) ;;
   esac
 done
 [ ${#tools[@]} -eq 0 ] || "$ROOT/hack/install-tools.sh" "${tools[@]}"

@@ -79,6 +79,14 @@ func (l *Local) PushImages(ctx context.Context, archives ...string) error {
 	return runScript(ctx, l.root, l.out, "hack/images/push.sh", archives...)
 }
 
+// ServeConformanceImages pushes the images the Gateway API conformance
+// suite's manifests name (registry.k8s.io/...) to the cluster's registry,
+// which its containerd pulls that host's images from
+// (hack/images/push-conformance.sh).
+func (l *Local) ServeConformanceImages(ctx context.Context) error {
+	return runScript(ctx, l.root, l.out, "hack/images/push-conformance.sh")
+}
+
 // Stop removes the local cluster (hack/cluster/down.sh) if StartLocal started
 // it. It ignores ctx's cancellation: teardown must run after an interrupt.
 func (l *Local) Stop() error {

@@ -84,9 +84,11 @@ func TestTheChartLints(t *testing.T) {
 func TestTheChartRendersTheOperator(t *testing.T) {
 	objs := render(t)
 	for kind, want := range map[string]int{
-		"CustomResourceDefinition": 3, "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 1, // the operator's, and its metrics' readers
+		"CustomResourceDefinition": 3 + 10, "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 1, // the operator's, and its metrics' readers
 		"Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 2, // xDS and metrics
 		"NetworkPolicy": 1,
+		// The Gateway API's standard channel: 10 CRDs and its safe-upgrades policy.
+		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 	} {
 		if got := len(objs[kind]); got != want {
 			t.Errorf("%d %s objects, want %d", got, kind, want)
@@ -276,29 +278,23 @@ func TestTheChartRendersTheOperator(t *testing.T) {
 	})
 
 	t.Run("the CRDs come with the release, are kept on uninstall, and can be left out", func(t *testing.T) {
-		for _, doc := range objs["CustomResourceDefinition"] {
-			var crd apiextensionsv1.CustomResourceDefinition
-			mustUnmarshal(t, doc, &crd)
+		for _, crd := range crdsOf(t, objs, v1.GroupVersion.Group) {
 			if crd.Annotations["helm.sh/resource-policy"] != "keep" || crd.Labels["app.kubernetes.io/managed-by"] != "Helm" {
 				t.Errorf("CRD %s: annotations %v, labels %v", crd.Name, crd.Annotations, crd.Labels)
 			}
 		}
-		for _, doc := range render(t, "--set", "crds.keep=false")["CustomResourceDefinition"] {
-			var crd apiextensionsv1.CustomResourceDefinition
-			mustUnmarshal(t, doc, &crd)
+		for _, crd := range crdsOf(t, render(t, "--set", "crds.keep=false"), v1.GroupVersion.Group) {
 			if _, kept := crd.Annotations["helm.sh/resource-policy"]; kept {
 				t.Errorf("CRD %s is kept with crds.keep=false", crd.Name)
 			}
 		}
-		if n := len(render(t, "--set", "crds.enabled=false")["CustomResourceDefinition"]); n != 0 {
+		if n := len(crdsOf(t, render(t, "--set", "crds.enabled=false"), v1.GroupVersion.Group)); n != 0 {
 			t.Errorf("%d CRDs rendered with crds.enabled=false", n)
 		}
 	})
 
 	t.Run("the chart's CRDs are the generated ones", func(t *testing.T) {
-		for _, doc := range objs["CustomResourceDefinition"] {
-			var crd apiextensionsv1.CustomResourceDefinition
-			mustUnmarshal(t, doc, &crd)
+		for _, crd := range crdsOf(t, objs, v1.GroupVersion.Group) {
 			raw, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "config", "crd", "bases", crd.Spec.Group+"_"+crd.Spec.Names.Plural+".yaml"))
 			if err != nil {
 				t.Fatal(err)
@@ -310,6 +306,76 @@ func TestTheChartRendersTheOperator(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("the Gateway API's standard channel comes at go.mod's version, is kept on uninstall, and can be left out", func(t *testing.T) {
+		version, dir := gatewayAPIModule(t)
+		crds := crdsOf(t, objs, gatewayAPIGroup)
+		if len(crds) != 10 {
+			t.Errorf("%d Gateway API CRDs, want the standard channel's 10", len(crds))
+		}
+		for _, crd := range crds {
+			if v, channel := crd.Annotations["gateway.networking.k8s.io/bundle-version"], crd.Annotations["gateway.networking.k8s.io/channel"]; v != version || channel != "standard" {
+				t.Errorf("CRD %s is of Gateway API %s, channel %s; go.mod requires %s, standard", crd.Name, v, channel, version)
+			}
+			if crd.Annotations["helm.sh/resource-policy"] != "keep" || crd.Labels["app.kubernetes.io/managed-by"] != "Helm" {
+				t.Errorf("CRD %s: annotations %v, labels %v", crd.Name, crd.Annotations, crd.Labels)
+			}
+			raw, err := os.ReadFile(filepath.Join(dir, "config", "crd", "standard", crd.Spec.Group+"_"+crd.Spec.Names.Plural+".yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var upstream apiextensionsv1.CustomResourceDefinition
+			mustUnmarshal(t, raw, &upstream)
+			if !reflect.DeepEqual(crd.Spec, upstream.Spec) {
+				t.Errorf("CRD %s in the chart differs from %s's: run make manifests", crd.Name, dir)
+			}
+		}
+		for _, crd := range crdsOf(t, render(t, "--set", "gatewayAPI.crds.keep=false"), gatewayAPIGroup) {
+			if _, kept := crd.Annotations["helm.sh/resource-policy"]; kept {
+				t.Errorf("CRD %s is kept with gatewayAPI.crds.keep=false", crd.Name)
+			}
+		}
+		off := render(t, "--set", "gatewayAPI.crds.enabled=false")
+		if n := len(crdsOf(t, off, gatewayAPIGroup)) + len(off["ValidatingAdmissionPolicy"]); n != 0 {
+			t.Errorf("%d Gateway API objects rendered with gatewayAPI.crds.enabled=false", n)
+		}
+		if n := len(crdsOf(t, off, v1.GroupVersion.Group)); n != 3 {
+			t.Errorf("%d of the operator's CRDs rendered with gatewayAPI.crds.enabled=false, want 3", n)
+		}
+	})
+}
+
+const gatewayAPIGroup = "gateway.networking.k8s.io"
+
+// crdsOf returns the rendered CRDs of an API group.
+func crdsOf(t *testing.T, objs rendered, group string) []apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	var crds []apiextensionsv1.CustomResourceDefinition
+	for _, doc := range objs["CustomResourceDefinition"] {
+		var crd apiextensionsv1.CustomResourceDefinition
+		mustUnmarshal(t, doc, &crd)
+		if crd.Spec.Group == group {
+			crds = append(crds, crd)
+		}
+	}
+	return crds
+}
+
+// gatewayAPIModule returns the version of sigs.k8s.io/gateway-api that go.mod
+// requires and the folder of its source in the module cache.
+func gatewayAPIModule(t *testing.T) (version, dir string) {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Version}} {{.Dir}}", "sigs.k8s.io/gateway-api")
+	cmd.Dir = testutil.RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -m sigs.k8s.io/gateway-api: %v", err)
+	}
+	version, dir, _ = strings.Cut(strings.TrimSpace(string(out)), " ")
+	if dir == "" {
+		t.Fatalf("sigs.k8s.io/gateway-api %s is not in the module cache (go mod download)", version)
+	}
+	return version, dir
 }
 
 // The kustomize installation (config/default) names the same release's

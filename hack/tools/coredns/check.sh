@@ -26,14 +26,21 @@ trap cleanup EXIT
 # fail WHAT LOG: report a failed step with the end of its log.
 fail() { tail -n 20 "$2" >&2 || true; die "$1"; }
 
-# The plugins are the Corefile's directives, and metadata and transfer, which
-# the kubernetes plugin imports (registered, but no Corefile can name them: they
-# are not in the binary's directives).
+# The plugins are the directives of the cluster's Corefile and of the Gateway
+# API conformance suite's (its base manifests run this CoreDNS as their DNS
+# backend), and metadata, transfer, dnstap and debug, which the kubernetes and
+# forward plugins import (registered, but no Corefile can name them: they are
+# not in the binary's directives).
 corefile="$(sed -n '/Corefile: |/,/^---/p' "$ROOT/hack/cluster/coredns.yaml" | sed '1d;$d' | sed 's/^    //')"
-want="$({ grep -E '^    [a-z]' <<<"$corefile" | awk '{print $1}'; echo metadata; echo transfer; } | sort -u)"
+suite="$(cd "$ROOT" && go mod download sigs.k8s.io/gateway-api/conformance &&
+  go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api/conformance)/base/manifests.yaml"
+suite_corefile="$(sed -n '/^  Corefile: |/,/^---/p' "$suite" | sed '1d;$d')"
+want="$({ grep -E '^    [a-z]' <<<"$corefile" | awk '{print $1}'
+  grep -E '^ +[a-z]+( |$)' <<<"$suite_corefile" | awk '{print $1}'
+  echo metadata; echo transfer; echo dnstap; echo debug; } | sort -u)"
 have="$("$K/coredns" -plugins | grep -E '^[a-z_0-9]+$' | sort -u)"
-[ "$want" = "$have" ] || die "coredns -plugins lists $(echo $have), the Corefile uses $(echo $want)"
-log "coredns has exactly the Corefile's plugins: $(echo $have)"
+[ "$want" = "$have" ] || die "coredns -plugins lists $(echo $have), the Corefiles use $(echo $want)"
+log "coredns has exactly the Corefiles' plugins: $(echo $have)"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # wait_for WHAT SECONDS CMD...: poll CMD until it succeeds or the deadline passes.

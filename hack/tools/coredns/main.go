@@ -1,7 +1,8 @@
 // Command coredns is upstream CoreDNS with only the plugins the local
-// cluster's Corefile uses (hack/cluster/coredns.yaml), built from the pinned
-// module. The full build compiles some sixty plugins and their cloud SDKs, none
-// of which the cluster loads.
+// cluster's Corefile uses (hack/cluster/coredns.yaml) and those of the Gateway
+// API conformance suite's DNS backend (its base manifests' Corefile: forward,
+// log, whoami), built from the pinned module. The full build compiles some
+// sixty plugins and their cloud SDKs, none of which either loads.
 package main
 
 import (
@@ -10,12 +11,15 @@ import (
 
 	_ "github.com/coredns/coredns/plugin/cache"
 	_ "github.com/coredns/coredns/plugin/errors"
+	_ "github.com/coredns/coredns/plugin/forward"
 	_ "github.com/coredns/coredns/plugin/health"
 	_ "github.com/coredns/coredns/plugin/kubernetes"
 	_ "github.com/coredns/coredns/plugin/loadbalance"
+	_ "github.com/coredns/coredns/plugin/log"
 	_ "github.com/coredns/coredns/plugin/metrics"
 	_ "github.com/coredns/coredns/plugin/ready"
 	_ "github.com/coredns/coredns/plugin/reload"
+	_ "github.com/coredns/coredns/plugin/whoami"
 )
 
 // directives is the plugin chain's order: upstream's full list
@@ -27,9 +31,12 @@ var directives = []string{
 	"health",
 	"prometheus",
 	"errors",
+	"log",
 	"loadbalance",
 	"cache",
 	"kubernetes",
+	"forward",
+	"whoami",
 }
 
 func main() {

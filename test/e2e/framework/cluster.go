@@ -32,6 +32,7 @@ type Cluster struct {
 	PrometheusURL string
 
 	local        *devcluster.Local
+	options      Options
 	releaseIsNew bool
 	out          io.Writer
 	client       struct { // made on first use (Client)
@@ -50,17 +51,35 @@ type Cluster struct {
 	}
 }
 
+// Options choose what Start sets up beside the operator's release.
+type Options struct {
+	// Monitoring runs a Prometheus (with the Prometheus Operator) that scrapes
+	// the release through the chart's monitoring objects: the autoscaler, the
+	// CPU monitor and idle shutdown read it.
+	Monitoring bool
+	// SignedRelease signs the published release and verifies its signatures
+	// and SBOMs before installing it, as a user's admission policy would.
+	SignedRelease bool
+}
+
 // Start brings the local cluster up (or reuses a running one), publishes a
-// release to its registry (images and chart, as `make release` does), installs
-// the operator from there with `helm install oci://...` with its monitoring
-// objects, and runs a Prometheus with the Prometheus Operator that finds them.
-// Call Stop whatever happens, also after a failed Start.
+// signed release to its registry (images and chart, as `make release` does),
+// installs the operator from there with `helm install oci://...` with its
+// monitoring objects and the Gateway API's CRDs, and runs a Prometheus with
+// the Prometheus Operator that finds them. Call Stop whatever happens, also
+// after a failed Start.
 func Start(ctx context.Context, out io.Writer) (*Cluster, error) {
+	return StartWith(ctx, out, Options{Monitoring: true, SignedRelease: true})
+}
+
+// StartWith is Start with only what opts ask for beside the release (the
+// Gateway API conformance run needs neither Prometheus nor signatures).
+func StartWith(ctx context.Context, out io.Writer, opts Options) (*Cluster, error) {
 	root, err := devcluster.RepoRoot()
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Root: root, Release: devcluster.DefaultRelease(), out: out}
+	c := &Cluster{Root: root, Release: devcluster.DefaultRelease(), options: opts, out: out}
 	step := func(format string, args ...any) { fmt.Fprintf(out, "e2e: "+format+"\n", args...) }
 
 	started := time.Now()
@@ -74,32 +93,55 @@ func Start(ctx context.Context, out io.Writer) (*Cluster, error) {
 	// PrometheusRule need the Prometheus Operator's CRDs, so the chart waits
 	// for it.
 	monitoring := make(chan error, 1)
-	go func() { monitoring <- c.startMonitoring(ctx, step) }()
+	if opts.Monitoring {
+		go func() { monitoring <- c.startMonitoring(ctx, step) }()
+	} else {
+		monitoring <- nil
+	}
 	step("publishing the release to the local registry (hack/release.sh)")
-	if c.Release.From, err = devcluster.Publish(ctx, root, "", true, out); err != nil {
+	if c.Release.From, err = devcluster.Publish(ctx, root, "", opts.SignedRelease, out); err != nil {
 		<-monitoring
 		return c, err
 	}
-	step("verifying the release's signatures and SBOMs (hack/verify-release.sh)")
-	if err := devcluster.VerifyPublished(ctx, root, out); err != nil {
-		<-monitoring
-		return c, err
+	if opts.SignedRelease {
+		step("verifying the release's signatures and SBOMs (hack/verify-release.sh)")
+		if err := devcluster.VerifyPublished(ctx, root, out); err != nil {
+			<-monitoring
+			return c, err
+		}
 	}
 	if err := <-monitoring; err != nil {
 		return c, err
 	}
-	c.Release.Set = append(c.Release.Set, monitoringValues()...)
+	c.Release.Set = append(c.Release.Set, gatewayAPIValues()...)
+	if opts.Monitoring {
+		c.Release.Set = append(c.Release.Set, monitoringValues()...)
+	}
 	step("installing the chart: helm install %s --version %s", c.Release.From.Chart, c.Release.From.Version)
 	if c.releaseIsNew, err = c.Release.Install(ctx, root, c.Kubectl, out); err != nil {
 		return c, err
 	}
-	step("waiting for Prometheus")
-	if err := c.waitForPrometheus(ctx); err != nil {
+	step("waiting for the CRDs (the operator's and the Gateway API's) to be served")
+	if _, err := c.Kubectl.Run(ctx, "wait", "--for=condition=Established", "--timeout=1m", "crd", "--all"); err != nil {
 		return c, err
+	}
+	if opts.Monitoring {
+		step("waiting for Prometheus")
+		if err := c.waitForPrometheus(ctx); err != nil {
+			return c, err
+		}
 	}
 	step("ready in %s", time.Since(started).Round(100*time.Millisecond))
 	return c, nil
 }
+
+// gatewayAPIValues install the Gateway API's standard channel with the
+// release (the chart's default, stated: the suite's Gateways and routes
+// need it whatever the default becomes).
+func gatewayAPIValues() []string { return []string{"gatewayAPI.crds.enabled=true"} }
+
+// Local is the local cluster the run works on.
+func (c *Cluster) Local() *devcluster.Local { return c.local }
 
 // Stop removes what Start created: the whole local cluster if Start started
 // it, else Prometheus and (if new) the chart's release. It runs on its own
@@ -123,12 +165,14 @@ func (c *Cluster) Stop() error {
 		errs = append(errs, devcluster.DeleteNamespace(ctx, c.Kubectl, ns, 2*time.Minute))
 	}
 	c.leaving.Unlock()
-	if manifest, err := c.prometheusManifest(); err != nil {
-		errs = append(errs, err)
-	} else if _, err := c.Kubectl.RunWithInput(ctx, manifest, "delete", "--ignore-not-found", "--wait=false", "-f", "-"); err != nil {
-		errs = append(errs, err)
+	if c.options.Monitoring {
+		if manifest, err := c.prometheusManifest(); err != nil {
+			errs = append(errs, err)
+		} else if _, err := c.Kubectl.RunWithInput(ctx, manifest, "delete", "--ignore-not-found", "--wait=false", "-f", "-"); err != nil {
+			errs = append(errs, err)
+		}
+		errs = append(errs, devcluster.DeleteNamespace(ctx, c.Kubectl, monitoringNamespace, 2*time.Minute))
 	}
-	errs = append(errs, devcluster.DeleteNamespace(ctx, c.Kubectl, monitoringNamespace, 2*time.Minute))
 	errs = append(errs, c.uninstallCertManager(ctx))
 	if c.releaseIsNew {
 		errs = append(errs, c.Release.Uninstall(ctx, c.Root, c.Kubectl, c.out))
