@@ -32,6 +32,23 @@ COMPONENTS=(kube-proxy kubelet kube-scheduler kube-controller-manager containerd
 SYSCTLS=(net.ipv4.ip_forward net.ipv4.conf.all.route_localnet net.bridge.bridge-nf-call-iptables
   vm.overcommit_memory kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes)
 
+# detach LOG COMMAND...: runs COMMAND in a session of its own, its output
+# appended to LOG, holding no file descriptor of the caller's but the
+# standard ones; $! is its PID. A daemon that kept a caller's descriptor
+# would keep what it stands for: the cluster lock of a caller that ran
+# `flock` without -o stayed held as long as the registry ran.
+detach() {
+  local log=$1 fd
+  shift
+  (
+    for fd in /proc/$BASHPID/fd/*; do
+      fd=${fd##*/}
+      if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
+    exec setsid "$@" </dev/null >>"$log" 2>&1
+  ) &
+}
+
 need_root() { [ "$(id -u)" = 0 ] || die "the local cluster needs root (network, mounts, containers)"; }
 
 # pid_of NAME: the PID from NAME's PID file if that process is alive and is ours

@@ -24,7 +24,8 @@ storage:
 http:
   addr: $LOCAL_REGISTRY
 CONFIG
-  setsid "$BIN/registry" serve "$S/registry/config.yml" </dev/null >"$S/logs/registry.log" 2>&1 &
+  : >"$S/logs/registry.log"
+  detach "$S/logs/registry.log" "$BIN/registry" serve "$S/registry/config.yml"
   echo $! >"$S/run/registry.pid"
 fi
 wait_for "the registry at $LOCAL_REGISTRY" 30 http_get "http://$LOCAL_REGISTRY/v2/"

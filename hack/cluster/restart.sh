@@ -19,7 +19,7 @@ start=$(date +%s.%N)
 
 log "stopping $name (pid $pid)"
 stop_pids 5 "$pid"
-setsid "${command[@]}" </dev/null >>"$S/logs/$name.log" 2>&1 &
+detach "$S/logs/$name.log" "${command[@]}"
 echo $! >"$S/run/$name.pid"
 log "started $name again (pid $!)"
 if [ "$name" = kube-apiserver ]; then

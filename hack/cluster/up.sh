@@ -122,7 +122,8 @@ start() {
   local name=$1
   shift
   if pid_of "$name" >/dev/null; then return 0; fi
-  setsid "$@" </dev/null >"$S/logs/$name.log" 2>&1 &
+  : >"$S/logs/$name.log"
+  detach "$S/logs/$name.log" "$@"
   echo $! >"$S/run/$name.pid"
 }
 
