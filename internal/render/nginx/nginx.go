@@ -63,6 +63,15 @@ var templateFS embed.FS
 //go:embed scripts/queue.js
 var queueScript string
 
+// mimeTypes is the pool workers' table of media types, generated from
+// Debian's media-types by hack/mimetypes (make mime-types).
+//
+//go:embed mime.types
+var mimeTypes string
+
+// MimeTypesFile is the table of media types beside a pool's nginx.conf.
+const MimeTypesFile = "mime.types"
+
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"seconds":  seconds,
 	"hostPort": hostPort[int32],
@@ -81,7 +90,7 @@ func PoolConfig(p model.Pool) (string, error) {
 		H2CPort:            H2CPort,
 		ProxyTimeout:       model.LongestFrontendTimeout,
 		ShutdownTimeout:    ShutdownTimeout(p),
-		Common:             common(),
+		Common:             poolCommon(),
 		AppUnreachableBody: AppUnreachableBody,
 	})
 }
@@ -97,12 +106,14 @@ func ShutdownTimeout(p model.Pool) time.Duration {
 }
 
 // PoolScripts are the files nginx.conf of a pool needs beside it, by name:
-// the queue timeout's script when the pool has a timeout.
+// the table of media types, and the queue timeout's script when the pool
+// has a timeout.
 func PoolScripts(p model.Pool) map[string]string {
-	if p.QueueTimeout <= 0 {
-		return nil
+	files := map[string]string{MimeTypesFile: mimeTypes}
+	if p.QueueTimeout > 0 {
+		files[QueueScriptFile] = queueScript
 	}
-	return map[string]string{QueueScriptFile: queueScript}
+	return files
 }
 
 // queueTimeoutData is what nginx.conf needs to refuse a request that waited
@@ -185,10 +196,20 @@ type commonData struct {
 	HTTPPort, StatusPort         int
 	ContentDir, TmpDir, CacheDir string
 	StatusPath, LivenessURI      string
+	// MimeTypesFile: the full table of media types, beside nginx.conf
+	// (empty: a short table, for a cache tier, which passes its pools'
+	// types on).
+	MimeTypesFile string
 }
 
 func common() commonData {
-	return commonData{HTTPPort, StatusPort, ContentDir, TmpDir, CacheDir, statusPath, LivenessURI}
+	return commonData{HTTPPort, StatusPort, ContentDir, TmpDir, CacheDir, statusPath, LivenessURI, ""}
+}
+
+func poolCommon() commonData {
+	c := common()
+	c.MimeTypesFile = MimeTypesFile
+	return c
 }
 
 type poolData struct {

@@ -66,8 +66,8 @@ func TestPoolConfig(t *testing.T) {
 }
 
 func TestOnlyAPoolWithAQueueTimeoutNeedsTheQueueScript(t *testing.T) {
-	if files := nginx.PoolScripts(basePool()); len(files) != 0 {
-		t.Errorf("a pool without a queue timeout got files %v", files)
+	if _, ok := nginx.PoolScripts(basePool())[nginx.QueueScriptFile]; ok {
+		t.Errorf("a pool without a queue timeout got %s", nginx.QueueScriptFile)
 	}
 	p := basePool()
 	p.QueueTimeout = time.Second
