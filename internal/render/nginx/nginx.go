@@ -92,7 +92,49 @@ func PoolConfig(p model.Pool) (string, error) {
 		ShutdownTimeout:    ShutdownTimeout(p),
 		Common:             poolCommon(),
 		AppUnreachableBody: AppUnreachableBody,
+		Sites:              sites(p.Content),
 	})
+}
+
+// sitesData is what nginx.conf needs to serve many sites from one pool's
+// content: the grammar the frontend's site headers must match, and the
+// pool's own default documents for the headers' absence.
+type sitesData struct {
+	Segment, Directory                        string
+	DirectoryVar, DocumentsVar, ErrorPagesVar string
+	// Documents are the index directive's slots, one per document a site
+	// may name.
+	Documents  []documentSlot
+	ErrorPages []int32
+}
+
+type documentSlot struct {
+	Slot int
+	// PoolDefault is the pool's document of the slot, or its last one.
+	PoolDefault string
+}
+
+// sites is nil for a pool without content.
+func sites(c model.Content) *sitesData {
+	if c.Source == model.ContentNone {
+		return nil
+	}
+	docs := c.DefaultDocuments
+	if len(docs) == 0 {
+		docs = model.DefaultDocuments
+	}
+	out := &sitesData{
+		Segment:       model.ContentSegment,
+		Directory:     model.ContentSegment + "(?:/" + model.ContentSegment + ")*",
+		DirectoryVar:  headerVar(vocabulary.SiteDirectoryHeader),
+		DocumentsVar:  headerVar(vocabulary.SiteDocumentsHeader),
+		ErrorPagesVar: headerVar(vocabulary.SiteErrorPagesHeader),
+		ErrorPages:    model.ErrorPageCodes,
+	}
+	for i := range model.MaxDefaultDocuments {
+		out.Documents = append(out.Documents, documentSlot{Slot: i + 1, PoolDefault: docs[min(i, len(docs)-1)]})
+	}
+	return out
 }
 
 // ShutdownTimeout is how long a quitting pool worker keeps the connections
@@ -152,6 +194,7 @@ func CacheConfig(c model.Cache) (string, error) {
 		AdmitHeader:       vocabulary.CacheAdmitHeader,
 		AgentProxyAddress: hostPort("127.0.0.1", AgentProxyPort),
 		AgentLogSocket:    AgentLogSocket,
+		SiteKey:           siteKey(),
 		Common:            common(),
 	})
 }
@@ -224,6 +267,8 @@ type poolData struct {
 	Common            commonData
 	// AppUnreachableBody: see the constant.
 	AppUnreachableBody string
+	// Sites: nil for a pool without content.
+	Sites *sitesData
 }
 
 type cacheData struct {
@@ -239,7 +284,20 @@ type cacheData struct {
 	AdmitHeader       string
 	AgentProxyAddress string
 	AgentLogSocket    string
-	Common            commonData
+	// SiteKey is the part of a cache key that tells sites apart on one
+	// pool and host.
+	SiteKey string
+	Common  commonData
+}
+
+// siteKey joins the site headers' values, each ended by "|", which none
+// of them holds.
+func siteKey() string {
+	var b strings.Builder
+	for _, h := range vocabulary.SiteHeaders {
+		b.WriteString("$http_" + headerVar(h) + "|")
+	}
+	return b.String()
 }
 
 func render(name string, data any) (string, error) {
