@@ -108,6 +108,8 @@ fuzz: ## Fuzz each renderer for FUZZTIME (2m unless set); -fuzz takes one target
 	go test ./internal/render/nginx -run '^$$' -fuzz '^FuzzCacheConfig$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
 	go test ./internal/render/envoy -run '^$$' -fuzz '^FuzzFarmRouting$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
 	go test ./internal/render/envoy -run '^$$' -fuzz '^FuzzFrontendSecurity$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
+	go test ./internal/render/nginx -run '^$$' -fuzz '^FuzzSiteHeaders$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
+	go test ./internal/render/envoy -run '^$$' -fuzz '^FuzzSiteContent$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
 
 .PHONY: update-golden
 update-golden: ## Rewrite the golden files from the renderers.
