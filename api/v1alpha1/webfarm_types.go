@@ -284,6 +284,8 @@ type ErrorPage struct {
 	// statusCode is the error answered: 403, 404, 405, 500, 502, 503 or 504.
 	//
 	// +required
+	// +kubebuilder:validation:Minimum=403
+	// +kubebuilder:validation:Maximum=504
 	// +kubebuilder:validation:Enum=403;404;405;500;502;503;504
 	StatusCode int32 `json:"statusCode,omitempty"`
 

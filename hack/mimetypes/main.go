@@ -21,16 +21,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: mimetypes SOURCE VERSION")
 		os.Exit(2)
 	}
-	in, err := os.Open(os.Args[1])
-	if err != nil {
+	if err := run(os.Args[1], os.Args[2]); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+}
+
+func run(source, version string) error {
+	in, err := os.Open(source)
+	if err != nil {
+		return err
 	}
 	defer in.Close()
-	if err := write(os.Stdout, in, os.Args[2]); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	return write(os.Stdout, in, version)
 }
 
 // write renders the table as an nginx types block, in the source's order.

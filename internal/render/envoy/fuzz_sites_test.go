@@ -1,6 +1,7 @@
 package envoy
 
 import (
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -108,7 +109,8 @@ func apiAdmitsContent(c v1.RouteContent) bool {
 	}
 	for _, p := range c.ErrorPages {
 		switch p.StatusCode {
-		case 403, 404, 405, 500, 502, 503, 504:
+		case http.StatusForbidden, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusInternalServerError,
+			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		default:
 			return false
 		}

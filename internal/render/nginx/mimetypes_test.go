@@ -40,7 +40,7 @@ func TestAPoolsWorkersSendEachFilesMediaType(t *testing.T) {
 				t.Fatal(err)
 			}
 			resp.Body.Close()
-			if got := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || got != tt.want {
+			if got := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || got != tt.want {
 				t.Errorf("got %d %q, want 200 %q", resp.StatusCode, got, tt.want)
 			}
 		})
