@@ -53,6 +53,10 @@ gen-check: generate manifests ## Fail when generated files are stale.
 	@git diff --exit-code -- api config charts docs/api-reference.md || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- api config charts docs/api-reference.md)" || { git status --porcelain -- api config charts docs/api-reference.md; echo "untracked generated files: commit them"; exit 1; }
 
+.PHONY: mime-types
+mime-types: ## Regenerate the pool workers' media types from Debian's media-types (/etc/mime.types).
+	go run ./hack/mimetypes /etc/mime.types "$$(dpkg-query -W -f='$${Version}' media-types)" > internal/render/nginx/mime.types
+
 .PHONY: fmt
 fmt: ## Format the Go code.
 	gofmt -w $$(git ls-files '*.go')
@@ -113,6 +117,8 @@ fuzz: ## Fuzz each renderer for FUZZTIME (2m unless set); -fuzz takes one target
 	go test ./internal/render/envoy -run '^$$' -fuzz '^FuzzFarmRouting$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
 	go test ./internal/render/envoy -run '^$$' -fuzz '^FuzzFrontendSecurity$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
 	go test ./internal/render/envoy -run '^$$' -fuzz '^FuzzGatewayRouting$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
+	go test ./internal/render/nginx -run '^$$' -fuzz '^FuzzSiteHeaders$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
+	go test ./internal/render/envoy -run '^$$' -fuzz '^FuzzSiteContent$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
 
 .PHONY: update-golden
 update-golden: ## Rewrite the golden files from the renderers.

@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -94,7 +95,7 @@ func TestAPoolWhoseContentOrVolumeDoesNotExistSaysWhichAndStartsOnceItDoes(t *te
 				}
 			}
 			pool := &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "docs"}, Spec: v1.AppPoolSpec{App: tt.app, Replicas: ptr.To[int32](1)}}
-			if tt.content != (v1.Content{}) {
+			if !reflect.DeepEqual(tt.content, v1.Content{}) {
 				content := tt.content
 				pool.Spec.Content = &content
 			}

@@ -245,6 +245,13 @@ type Content struct {
 	//
 	// +optional
 	PersistentVolumeClaim PersistentVolumeClaimContent `json:"persistentVolumeClaim,omitzero"`
+
+	// defaultDocuments are the files a folder's URL serves, the first that
+	// exists (IIS default documents), at most 8; a route's own replace them.
+	//
+	// +optional
+	// +default=["index.html","index.htm"]
+	DefaultDocuments DefaultDocuments `json:"defaultDocuments,omitempty"`
 }
 
 // ConfigMapContent names a ConfigMap in the pool's namespace.

@@ -13,6 +13,12 @@ func volumes(items string) string { return "spec: {app: {volumes: [" + items + "
 // appPoolCases are AppPool manifests, each the base AppPool (bases) with a
 // patch, and what the API server answers.
 var appPoolCases = []manifestCase{
+	// Default documents.
+	accepted("a pool's own default documents are accepted", `spec: {content: {configMap: {name: site}, defaultDocuments: [Default.htm, default.aspx, index.html]}}`),
+	refused("a pool's default document with a slash is refused", `spec: {content: {configMap: {name: site}, defaultDocuments: [a/index.html]}}`,
+		"spec.content.defaultDocuments[0]", "should match"),
+	refused("a pool's default document listed twice is refused", `spec: {content: {configMap: {name: site}, defaultDocuments: [index.html, index.html]}}`,
+		"spec.content.defaultDocuments", "Duplicate value"),
 	refused("an AppPool with neither content nor an app is refused", `spec: {app: null, replicas: 3}`, "an AppPool needs content, an app, or both"),
 	refused("an environment variable with both a value and valueFrom is refused", `spec: {app: {env: [{name: PASSWORD, value: hunter2, valueFrom: {secretKeyRef: {name: db, key: password}}}]}}`, "spec.app.env[0]", "set value or valueFrom, not both"),
 	refused("valueFrom naming both a Secret and a ConfigMap is refused", `

@@ -135,3 +135,40 @@ type Duration string
 // +kubebuilder:validation:MaxLength=63
 // +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 type ObjectName string
+
+// ContentDirectory is a folder of a pool's content, relative to its root
+// ("sites/shop"): names of letters, digits and "-._~" separated by single
+// slashes, none of them "." or "..", so it never leads out of the root.
+// Its pattern, DocumentName's and ContentPath's are the grammar the
+// workers' nginx checks the frontend's site headers against again
+// (patterns rather than CEL rules, which would cost a farm's budget for
+// each of its many routes).
+//
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=253
+// +kubebuilder:validation:Pattern=`^[A-Za-z0-9._~-]*[A-Za-z0-9_~-][A-Za-z0-9._~-]*(/[A-Za-z0-9._~-]*[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*$`
+type ContentDirectory string
+
+// DocumentName is the file name of a default document ("index.html"):
+// letters, digits and "-._~", no slash, not "." or "..".
+//
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=64
+// +kubebuilder:validation:Pattern=`^[A-Za-z0-9._~-]*[A-Za-z0-9_~-][A-Za-z0-9._~-]*$`
+type DocumentName string
+
+// ContentPath is a file's path within a site's directory, starting with a
+// slash ("/errors/404.html"), with no "." or ".." names.
+//
+// +kubebuilder:validation:MinLength=2
+// +kubebuilder:validation:MaxLength=253
+// +kubebuilder:validation:Pattern=`^(/[A-Za-z0-9._~-]*[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+$`
+type ContentPath string
+
+// DefaultDocuments are the files a folder's URL serves, the first that
+// exists (IIS default documents), each named once.
+//
+// +listType=set
+// +kubebuilder:validation:MinItems=1
+// +kubebuilder:validation:MaxItems=8
+type DefaultDocuments []DocumentName

@@ -236,6 +236,66 @@ type Route struct {
 	//
 	// +optional
 	CachePolicy ObjectName `json:"cachePolicy,omitempty"`
+
+	// content serves the route from a directory of the pool's content, with
+	// default documents and error pages of its own (an IIS site's physical
+	// path, default documents and custom errors). Many sites thus share one
+	// pool's workers, each with its own files; adding, changing or removing
+	// a site changes only the frontend's routes, never the pool's workers.
+	// Unset, the route serves the pool's content root with the pool's
+	// default documents.
+	//
+	// +optional
+	Content RouteContent `json:"content,omitzero"`
+}
+
+// RouteContent is what a route serves of its pool's static content.
+//
+// +kubebuilder:validation:MinProperties=1
+type RouteContent struct {
+	// directory of the pool's content that the route serves as its root
+	// ("sites/shop": /logo.svg is sites/shop/logo.svg). Unset: the content's
+	// root.
+	//
+	// +optional
+	Directory ContentDirectory `json:"directory,omitempty"`
+
+	// defaultDocuments are the files a folder's URL serves, the first that
+	// exists, at most 8. Unset: the pool's (content.defaultDocuments).
+	//
+	// +optional
+	DefaultDocuments DefaultDocuments `json:"defaultDocuments,omitempty"`
+
+	// errorPages answer errors of the pool's workers with files of the
+	// route's directory (IIS custom errors), one per status code. They
+	// replace the workers' own answers (a missing file, a folder without a
+	// default document, a method a file does not take, an app that cannot
+	// be reached or timed out), not the answers of a pool's app.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=statusCode
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=7
+	ErrorPages []ErrorPage `json:"errorPages,omitempty"`
+}
+
+// ErrorPage answers one status code with a file.
+type ErrorPage struct {
+	// statusCode is the error answered: 403, 404, 405, 500, 502, 503 or 504.
+	//
+	// +required
+	// +kubebuilder:validation:Minimum=403
+	// +kubebuilder:validation:Maximum=504
+	// +kubebuilder:validation:Enum=403;404;405;500;502;503;504
+	StatusCode int32 `json:"statusCode,omitempty"`
+
+	// path of the page within the route's directory ("/errors/404.html");
+	// it is sent with the error's status code. A missing page leaves the
+	// worker's own answer.
+	//
+	// +required
+	Path ContentPath `json:"path,omitempty"`
 }
 
 // Frontend configures the Envoy frontend.

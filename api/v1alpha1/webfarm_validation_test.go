@@ -32,6 +32,20 @@ func inSite(sitePatch string) string {
 	return "spec: {sites: [" + string(merged) + "]}"
 }
 
+// inRoute is a patch that gives the base WebFarm's one route the content
+// given (YAML of a RouteContent).
+func inRoute(content string) string {
+	var c any
+	if err := yaml.Unmarshal([]byte(testutil.Dedent(content)), &c); err != nil {
+		panic(fmt.Sprintf("the content is not valid YAML: %v\n%s", err, content))
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		panic(err)
+	}
+	return inSite(`{routes: [{appPool: web, content: ` + string(b) + `}]}`)
+}
+
 // webFarmCases are WebFarm manifests, each the base WebFarm (bases) with a
 // patch, and what the API server answers.
 var webFarmCases = []manifestCase{
@@ -138,6 +152,37 @@ var webFarmCases = []manifestCase{
 	refused("a frontend memory of 0 is refused", `spec: {frontend: {memory: 0}}`, "spec.frontend.memory", "frontend memory must be between 16Mi and 1Ti"),
 	refused("a WebFarm name with a dot is refused (its Service could not be created)", `metadata: {name: web.farm}`, "a WebFarm name must be a DNS label"),
 	refused("a WebFarm name longer than 50 characters is refused", `metadata: {name: `+tooLongName+`}`, "a WebFarm name may be at most 50 characters"),
+	// A route's content: it never leaves the pool's content root.
+	refused("a content directory that climbs out of the pool's content is refused", inRoute(`{directory: ../other-site}`),
+		"spec.sites[0].routes[0].content.directory", "should match"),
+	refused("a content directory with a dot segment inside is refused", inRoute(`{directory: sites/../../etc}`),
+		"spec.sites[0].routes[0].content.directory", "should match"),
+	refused("an absolute content directory is refused", inRoute(`{directory: /etc}`), "spec.sites[0].routes[0].content.directory", "should match"),
+	refused("a content directory with an empty segment is refused", inRoute(`{directory: "sites//shop"}`), "spec.sites[0].routes[0].content.directory", "should match"),
+	refused("a content directory with a trailing slash is refused", inRoute(`{directory: sites/shop/}`), "spec.sites[0].routes[0].content.directory", "should match"),
+	refused("a content directory with percent-encoded dots is refused", inRoute(`{directory: "%2e%2e"}`), "spec.sites[0].routes[0].content.directory", "should match"),
+	refused("a content directory with a backslash is refused", inRoute(`{directory: 'sites\shop'}`), "spec.sites[0].routes[0].content.directory", "should match"),
+	refused("a content directory of dots alone is refused", inRoute(`{directory: "."}`), "spec.sites[0].routes[0].content.directory", "should match"),
+	refused("an empty content is refused", inRoute(`{}`), "spec.sites[0].routes[0].content", "should have at least 1 properties"),
+	refused("a default document with a slash is refused", inRoute(`{defaultDocuments: [docs/index.html]}`),
+		"spec.sites[0].routes[0].content.defaultDocuments[0]", "should match"),
+	refused("a default document of two dots is refused", inRoute(`{defaultDocuments: [".."]}`), "spec.sites[0].routes[0].content.defaultDocuments[0]", "should match"),
+	refused("a default document listed twice is refused", inRoute(`{defaultDocuments: [index.html, index.html]}`),
+		"spec.sites[0].routes[0].content.defaultDocuments", "Duplicate value"),
+	refused("nine default documents are refused", inRoute(`{defaultDocuments: [`+repeated(9, "d%d.html")+`]}`),
+		"spec.sites[0].routes[0].content.defaultDocuments", "must have at most 8 items"),
+	refused("an error page for status 200 is refused", inRoute(`{errorPages: [{statusCode: 200, path: /ok.html}]}`),
+		"spec.sites[0].routes[0].content.errorPages[0].statusCode", "Unsupported value"),
+	refused("an error page that climbs out of the site's directory is refused", inRoute(`{errorPages: [{statusCode: 404, path: /../404.html}]}`),
+		"spec.sites[0].routes[0].content.errorPages[0].path", "should match"),
+	refused("an error page without a leading slash is refused", inRoute(`{errorPages: [{statusCode: 404, path: 404.html}]}`),
+		"spec.sites[0].routes[0].content.errorPages[0].path", "should match"),
+	refused("two error pages for one status are refused", inRoute(`{errorPages: [{statusCode: 404, path: /a.html}, {statusCode: 404, path: /b.html}]}`),
+		"spec.sites[0].routes[0].content.errorPages[1]", "Duplicate value"),
+	accepted("a route serving a site's directory with its own default documents and error pages is accepted", inRoute(`
+		directory: sites/contoso.example
+		defaultDocuments: [Default.htm, index.html, iisstart.htm]
+		errorPages: [{statusCode: 404, path: /errors/404.html}, {statusCode: 503, path: /errors/busy.html}]`)),
 	// Accepted.
 	accepted("a minimal WebFarm is accepted", `{}`),
 	accepted("a farm behind load balancers that send the PROXY protocol, trusting their networks, is accepted", `

@@ -160,7 +160,8 @@ func (a *Agent) authorized(next http.HandlerFunc) http.Handler {
 }
 
 // KeyPrefix starts the cache key of every entry of a pool; nginx.conf builds
-// keys as "<pool> <host><uri>" (pool names are DNS labels: no spaces).
+// keys as "<pool> <site headers>|<host><uri>" (pool names are DNS labels:
+// no spaces).
 func KeyPrefix(pool string) string { return pool + " " }
 
 // Main runs the agent from its configuration file until a signal stops it.

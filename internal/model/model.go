@@ -151,6 +151,10 @@ type Route struct {
 	// Timeout bounds a Gateway API rule's request, retries included, and
 	// BackendTimeout each try (0: the farm's requestTimeout; none).
 	Timeout, BackendTimeout time.Duration
+	// Content is what the route serves of the pool's content; nil: the
+	// pool's content root with the pool's default documents and no custom
+	// error pages. Inline sites and Gateway API routes fill it alike.
+	Content *SiteContent
 }
 
 // Filters are what a Gateway API rule's filters do. A Redirect answers the
@@ -224,6 +228,30 @@ type ServiceBackend struct {
 	Namespace, Name string
 	ClusterIP       string
 	Port            int32
+}
+
+// SiteContent is a site's share of its pool's static content (an IIS site's
+// physical path, default documents and custom errors). The frontend sends
+// it with each request (see the vocabulary's Site*Header), so that
+// thousands of sites share one pool's workers, whose configuration stays
+// the same whatever the sites.
+type SiteContent struct {
+	// Directory is relative to the pool's content root ("sites/shop"):
+	// segments of ContentSegment, "" for the root itself.
+	Directory string
+	// DefaultDocuments are tried in order for a folder's URL (empty: the
+	// pool's).
+	DefaultDocuments []string
+	// ErrorPages by status code, sorted by code.
+	ErrorPages []ErrorPage
+}
+
+// ErrorPage answers one of the errors a worker produces itself with a file
+// of the site's directory.
+type ErrorPage struct {
+	StatusCode int32
+	// Path is absolute within the site's directory ("/errors/404.html").
+	Path string
 }
 
 // Autoscaling is a pool's resolved autoscaling settings.
@@ -439,6 +467,9 @@ type Content struct {
 	Name string
 	// ImagePath is the folder inside the image that holds the files.
 	ImagePath string
+	// DefaultDocuments are tried in order for a folder's URL, unless a
+	// site names its own.
+	DefaultDocuments []string
 }
 
 // App is the resolved application container.

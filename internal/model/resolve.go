@@ -95,6 +95,7 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 				Pool:        string(r.AppPool),
 				CachePolicy: string(r.CachePolicy),
 			}
+			route.Content = resolveSiteContent(fmt.Sprintf("site %q route %q: content", s.Name, route.PathPrefix), r.Content, &errs)
 			if slices.ContainsFunc(site.Routes, func(o Route) bool { return o.PathPrefix == route.PathPrefix }) {
 				errs.add(fmt.Sprintf("site %q: path prefixes %q and %q are the same route (a trailing \"/\" changes nothing)", s.Name, route.PathPrefix, r.PathPrefix))
 			}
@@ -369,6 +370,7 @@ func ResolvePool(ap *v1.AppPool, p Platform) (Pool, error) {
 		case c.PersistentVolumeClaim.ClaimName != "":
 			out.Content = Content{Source: ContentClaim, Name: c.PersistentVolumeClaim.ClaimName}
 		}
+		out.Content.DefaultDocuments = resolveDefaultDocuments(c.DefaultDocuments, &errs)
 	}
 	if a := s.App; a.Image != "" {
 		app := &App{Image: a.Image, Port: a.Port, Protocol: AppProtocol(orDefault(string(a.Protocol), string(v1.AppProtocolHTTP))), Args: slices.Clone(a.Args)}

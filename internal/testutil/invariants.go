@@ -199,6 +199,11 @@ func EnvoyOnlyEmitted(t testing.TB, pattern string, docs ...[]byte) {
 // string may change words, never add or change a statement.
 func PlainPool(p model.Pool) model.Pool {
 	p.Name, p.Namespace = "name", "namespace"
+	docs := make([]string, len(p.Content.DefaultDocuments))
+	for i := range docs {
+		docs[i] = fmt.Sprintf("document%d", i)
+	}
+	p.Content.DefaultDocuments = docs
 	return p
 }
 

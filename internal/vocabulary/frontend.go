@@ -29,3 +29,21 @@ const PoolStoppedBody = "Service Unavailable: the application pool is stopped.\n
 // frontend sets it (overwriting any a client sent) on routes through a cache
 // tier, and the cache tier's nginx and agent route on it.
 const PoolHeader = "X-Webfarm-Pool"
+
+// A route's share of its pool's content (model.SiteContent), sent by the
+// frontend to the pool's workers with each request: the worker's nginx
+// serves the directory, default documents and error pages they name, and
+// checks each value again against the same grammar, so a value that is not
+// the frontend's is refused rather than followed. The frontend removes any
+// a client sent on every route and sets those of the route.
+const (
+	// SiteDirectoryHeader: the directory relative to the content root.
+	SiteDirectoryHeader = "X-Webfarm-Site-Directory"
+	// SiteDocumentsHeader: the default documents, in order, space-separated.
+	SiteDocumentsHeader = "X-Webfarm-Site-Documents"
+	// SiteErrorPagesHeader: "code=path" pairs, space-separated, by code.
+	SiteErrorPagesHeader = "X-Webfarm-Site-Error-Pages"
+)
+
+// SiteHeaders are the headers of a route's content, in a fixed order.
+var SiteHeaders = []string{SiteDirectoryHeader, SiteDocumentsHeader, SiteErrorPagesHeader}

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // hostileCase is one manifest (with the objects it needs applied first) and
@@ -80,6 +81,24 @@ func farmWithHosts(hosts ...string) string {
 // A minimal AppPool named web that the farms route to.
 var webPool = pool(`{content: {configMap: {name: site}}}`)
 
+// siteContent is a farm whose one route to the web pool serves the content
+// given (flow style).
+func siteContent(content string) string {
+	return farm(`{sites: [{name: www, hosts: [www.example.com], routes: [{appPool: web, content: ` + content + `}]}]}`)
+}
+
+// repeated is n items, made by format from their index, separated by commas.
+func repeated(n int, format string) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf(format, i)
+	}
+	return strings.Join(items, ", ")
+}
+
+// longDirectory is a content directory of 253 characters.
+var longDirectory = strings.Repeat("d/", 126) + "e"
+
 // farmWithPrefixes routes prefixes of one site to pools.
 func farmWithPrefixes(prefixes ...string) string {
 	var routes []string
@@ -141,9 +160,14 @@ func invalid(path string, value any) string {
 
 const (
 	hostPattern = "should match '^(\\*\\.)?[a-z0-9]"
-	pathPattern = "should match '^/(([A-Za-z0-9_~-]"
-	namePattern = "should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'"
-	durPattern  = "should match '^([0-9]{1,6}h)?"
+	// The patterns of a route's content (api/v1alpha1's ContentDirectory,
+	// DocumentName and ContentPath).
+	contentPattern  = "should match '^[A-Za-z0-9._~-]*[A-Za-z0-9_~-][A-Za-z0-9._~-]*(/"
+	documentPattern = "should match '^[A-Za-z0-9._~-]*[A-Za-z0-9_~-][A-Za-z0-9._~-]*$'"
+	pagePattern     = "should match '^(/[A-Za-z0-9._~-]*"
+	pathPattern     = "should match '^/(([A-Za-z0-9_~-]"
+	namePattern     = "should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'"
+	durPattern      = "should match '^([0-9]{1,6}h)?"
 )
 
 var (
@@ -365,6 +389,77 @@ func hostileCases() []hostileCase {
 					t.Errorf("the farm has %d Envoy routes, want %d (a WebSocket upgrade, a GET/HEAD and an other-methods route per route)", n, 100*64*3)
 				}
 			},
+		},
+
+		// A route's share of its pool's content: values that reach request
+		// headers the workers follow.
+		{
+			name:      "a content directory that climbs out of the pool's content is refused",
+			manifests: []string{siteContent(`{directory: "sites/../../etc"}`)},
+			refused:   []string{invalid("spec.sites[0].routes[0].content.directory", "sites/../../etc"), contentPattern},
+			newFields: true,
+		},
+		{
+			name:      "a content directory with a header line is refused",
+			manifests: []string{siteContent(`{directory: ` + q("shop\r\nX-Webfarm-Site-Directory: ..") + `}`)},
+			refused:   []string{"spec.sites[0].routes[0].content.directory: Invalid value", contentPattern},
+			newFields: true,
+		},
+		{
+			name:      "a content directory with Envoy's formatter syntax is refused",
+			manifests: []string{siteContent(`{directory: "%REQ(x-evil)%"}`)},
+			refused:   []string{invalid("spec.sites[0].routes[0].content.directory", "%REQ(x-evil)%"), contentPattern},
+			newFields: true,
+		},
+		{
+			name:      "a content directory with nginx syntax is refused",
+			manifests: []string{siteContent(`{directory: ` + q(injection) + `}`)},
+			refused:   []string{"spec.sites[0].routes[0].content.directory: Invalid value", contentPattern},
+			newFields: true,
+		},
+		{
+			name:      "a default document with an nginx variable is refused",
+			manifests: []string{siteContent(`{defaultDocuments: ["$document_root"]}`)},
+			refused:   []string{invalid("spec.sites[0].routes[0].content.defaultDocuments[0]", "$document_root"), documentPattern},
+			newFields: true,
+		},
+		{
+			name:      "an error page that is a named location is refused",
+			manifests: []string{siteContent(`{errorPages: [{statusCode: 404, path: "@app_unreachable"}]}`)},
+			refused:   []string{invalid("spec.sites[0].routes[0].content.errorPages[0].path", "@app_unreachable"), pagePattern},
+			newFields: true,
+		},
+		{
+			name:      "an error page that redirects elsewhere is refused",
+			manifests: []string{siteContent(`{errorPages: [{statusCode: 404, path: "//evil.example/x"}]}`)},
+			refused:   []string{invalid("spec.sites[0].routes[0].content.errorPages[0].path", "//evil.example/x"), pagePattern},
+			newFields: true,
+		},
+		{
+			name:      "a pool's default document with nginx syntax is refused",
+			manifests: []string{pool(`{content: {configMap: {name: site}, defaultDocuments: [` + q(injection) + `]}}`)},
+			refused:   []string{"spec.content.defaultDocuments[0]: Invalid value", documentPattern},
+			newFields: true,
+		},
+		{
+			name: "a route's content at its limits (a 253-character directory, 8 documents, 7 error pages) is rendered and sent as headers",
+			manifests: []string{webPool, siteContent(`{directory: ` + q(longDirectory) + `, defaultDocuments: [` + repeated(8, "d%d.html") + `], errorPages: [` +
+				`{statusCode: 403, path: /e/403.html}, {statusCode: 404, path: /e/404.html}, {statusCode: 405, path: /e/405.html}, {statusCode: 500, path: /e/500.html}, ` +
+				`{statusCode: 502, path: /e/502.html}, {statusCode: 503, path: /e/503.html}, {statusCode: 504, path: /e/504.html}]}`)},
+			check: func(t *testing.T, _ string, r *rendered) {
+				found := false
+				for _, vh := range r.routing["farm"].Routes[0].VirtualHosts {
+					for _, route := range vh.Routes {
+						for _, h := range route.RequestHeadersToAdd {
+							found = found || h.Header.Key == vocabulary.SiteDirectoryHeader && h.Header.Value == longDirectory
+						}
+					}
+				}
+				if !found {
+					t.Errorf("no route sends the directory %q", longDirectory)
+				}
+			},
+			newFields: true,
 		},
 
 		// Affinity cookie names and other names that become headers.

@@ -51,7 +51,10 @@ func LocalPoolConfig(rendered string, l PoolLayout) (string, error) {
 	// The temporary paths go first: the new paths may themselves be under /tmp.
 	replacements := []struct{ old, new string }{
 		{" " + nginx.TmpDir + "/", " " + l.TmpDir + "/"},
-		{"root " + nginx.ContentDir + ";", "root " + l.ContentDir + ";"},
+		{"root " + nginx.ContentDir + "$", "root " + l.ContentDir + "$"},
+		// The table of media types beside nginx.conf in a pod, written in
+		// place: the benchmarks write nginx.conf alone.
+		{"include " + nginx.MimeTypesFile + ";", nginx.PoolScripts(model.Pool{})[nginx.MimeTypesFile]},
 		{fmt.Sprintf("listen %d default_server reuseport;", nginx.HTTPPort), listen},
 		{fmt.Sprintf("listen %d;", nginx.StatusPort), fmt.Sprintf("listen 127.0.0.1:%d;", l.StatusPort)},
 	}

@@ -38,7 +38,7 @@ func TestLocalPoolConfig(t *testing.T) {
 		lacks    []string
 	}{
 		{"the pool worker serves the content on loopback ports, its temporary files in the work directory", layout,
-			[]string{"listen 127.0.0.1:41000 default_server reuseport;", "listen 127.0.0.1:41001;", "root " + dir + "/www;",
+			[]string{"listen 127.0.0.1:41000 default_server reuseport;", "listen 127.0.0.1:41001;", "root " + dir + "/www$webfarm_site_directory;", "video/mp4 mp4",
 				"pid " + dir + "/pool/nginx.pid;", "client_body_temp_path " + dir + "/pool/client_body;"},
 			[]string{nginx.ContentDir, " /tmp/nginx.pid", "http2"}},
 		{"for HTTP/2 to the pool the worker also listens on a port of its own", withH2,

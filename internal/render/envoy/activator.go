@@ -51,7 +51,7 @@ func unavailable(f model.Farm, p model.Pool) bool {
 // activatorRoute sends a route to the activator, naming its pool; the
 // timeout leaves the activator its bound to start the pool.
 func activatorRoute(f model.Farm, r model.Route) []*routev3.Route {
-	out := routes(model.Route{PathPrefix: r.PathPrefix, Match: r.Match, Pool: r.Pool}, f.Frontend.RequestTimeout+f.Platform.ActivationTimeout, f.Affinity, false)
+	out := routes(model.Route{PathPrefix: r.PathPrefix, Match: r.Match, Pool: r.Pool, Content: r.Content}, f.Frontend.RequestTimeout+f.Platform.ActivationTimeout, f.Affinity, false)
 	for _, route := range out {
 		action := route.GetRoute()
 		action.ClusterSpecifier = &routev3.RouteAction_Cluster{Cluster: ActivatorCluster}

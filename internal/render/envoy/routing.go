@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -370,7 +371,12 @@ func route(r model.Route, timeout time.Duration, affinity model.Affinity, retryC
 			Substitution: "/",
 		}
 	}
-	out := &routev3.Route{Match: match, Action: &routev3.Route_Route{Route: action}, TypedPerFilterConfig: routeAffinity(affinity, r)}
+	out := &routev3.Route{Match: match, Action: &routev3.Route_Route{Route: action}, TypedPerFilterConfig: routeAffinity(affinity, r),
+		// A client's own site headers never reach a worker: removed on every
+		// route (before the route's own are added, at the same level).
+		RequestHeadersToRemove: slices.Clone(vocabulary.SiteHeaders),
+		RequestHeadersToAdd:    siteHeaders(r.Content),
+	}
 	if r.CachePolicy != "" {
 		action.ClusterSpecifier = &routev3.RouteAction_Cluster{Cluster: vocabulary.CacheCluster(r.CachePolicy)}
 		out.RequestHeadersToAdd = append(out.RequestHeadersToAdd, setHeader(vocabulary.PoolHeader, r.Pool))
@@ -378,6 +384,30 @@ func route(r model.Route, timeout time.Duration, affinity model.Affinity, retryC
 	if stampArrival {
 		// Milliseconds since the epoch, as the worker's script reads them.
 		out.RequestHeadersToAdd = append(out.RequestHeadersToAdd, setHeader(model.QueuedAtHeader, "%START_TIME(%s%3f)%"))
+	}
+	return out
+}
+
+// siteHeaders tell the pool's workers the route's share of their content
+// (nothing for the pool's root and defaults). A site is thus a route, not a
+// worker's configuration: adding, changing or removing one changes no pool.
+func siteHeaders(c *model.SiteContent) []*corev3.HeaderValueOption {
+	if c == nil {
+		return nil
+	}
+	var out []*corev3.HeaderValueOption
+	if c.Directory != "" {
+		out = append(out, setHeader(vocabulary.SiteDirectoryHeader, c.Directory))
+	}
+	if len(c.DefaultDocuments) > 0 {
+		out = append(out, setHeader(vocabulary.SiteDocumentsHeader, strings.Join(c.DefaultDocuments, " ")))
+	}
+	if len(c.ErrorPages) > 0 {
+		pages := make([]string, 0, len(c.ErrorPages))
+		for _, p := range c.ErrorPages {
+			pages = append(pages, fmt.Sprintf("%d=%s", p.StatusCode, p.Path))
+		}
+		out = append(out, setHeader(vocabulary.SiteErrorPagesHeader, strings.Join(pages, " ")))
 	}
 	return out
 }

@@ -113,6 +113,12 @@ func TestFarmRouting(t *testing.T) {
 			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
 				f.Frontend.ClientAddress = model.ClientAddress{TrustedHops: 2}
 			}},
+		{"sites that share a pool name their directory, default documents and error pages to its workers, even through a cache tier, and every route drops a client's own", "routing-site-content.json", contoso(), contosoBackends(), "", "",
+			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
+				f.Sites[0].Routes[0].Content = &model.SiteContent{Directory: "sites/shop", DefaultDocuments: []string{"default.htm", "index.html"},
+					ErrorPages: []model.ErrorPage{{StatusCode: 404, Path: "/errors/404.html"}, {StatusCode: 503, Path: "/errors/busy.html"}}}
+				f.Sites[1].Routes[0].Content = &model.SiteContent{Directory: "images"}
+			}},
 		{"an access log sampled at 10 percent draws each request at random", "routing-access-log-sampled.json", contoso(), contosoBackends(), "", "",
 			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
 				f.Frontend.AccessLog.SamplePercent = 10

@@ -43,28 +43,32 @@ func FuzzPoolConfig(f *testing.F) {
 	// name, namespace, content kind (0 none, 1 ConfigMap, 2 image, 3 claim;
 	// plus 4: the app speaks HTTP2, plus 8: GRPC),
 	// content name, image path, app image ("" no app), app port, cpu, memory,
-	// max concurrent requests, queue timeout, CPU throttle percent (0: no limit).
-	f.Add("shop", "web", uint8(1), "shop-content", "", "", int32(0), "500m", "128Mi", int32(100), "", int32(0))
-	f.Add("shop", "web", uint8(1), "shop-content", "", "registry.example.com/shop:2.1", int32(3000), "2500m", "512Mi", int32(2000), "1500ms", int32(0))
-	f.Add("api", "prod", uint8(0), "", "", "registry.example.com/api@sha256:abc", int32(9000), "4", "1Gi", int32(100000), "1h", int32(50))
-	f.Add("images", "web", uint8(2), "registry.example.com/site:1.4", "/content", "", int32(0), "10m", "16Mi", int32(1), "100ms", int32(1))
-	f.Add("docs", "web", uint8(3), "docs-claim", "", "", int32(0), "64", "64Gi", int32(0), "0s", int32(100))
-	f.Add("api", "web", uint8(5), "api-content", "", "registry.example.com/api:1", int32(9000), "500m", "128Mi", int32(100), "1s", int32(0))
-	f.Add("greeter", "web", uint8(8), "", "", "registry.example.com/greeter:1", int32(8084), "500m", "128Mi", int32(2), "", int32(0))
+	// max concurrent requests, queue timeout, CPU throttle percent (0: no limit),
+	// the content's default documents (space-separated).
+	f.Add("shop", "web", uint8(1), "shop-content", "", "", int32(0), "500m", "128Mi", int32(100), "", int32(0), "")
+	f.Add("shop", "web", uint8(1), "shop-content", "", "registry.example.com/shop:2.1", int32(3000), "2500m", "512Mi", int32(2000), "1500ms", int32(0), "")
+	f.Add("api", "prod", uint8(0), "", "", "registry.example.com/api@sha256:abc", int32(9000), "4", "1Gi", int32(100000), "1h", int32(50), "")
+	f.Add("images", "web", uint8(2), "registry.example.com/site:1.4", "/content", "", int32(0), "10m", "16Mi", int32(1), "100ms", int32(1), "")
+	f.Add("docs", "web", uint8(3), "docs-claim", "", "", int32(0), "64", "64Gi", int32(0), "0s", int32(100), "")
+	f.Add("api", "web", uint8(5), "api-content", "", "registry.example.com/api:1", int32(9000), "500m", "128Mi", int32(100), "1s", int32(0), "")
+	f.Add("greeter", "web", uint8(8), "", "", "registry.example.com/greeter:1", int32(8084), "500m", "128Mi", int32(2), "", int32(0), "")
+	f.Add("sites", "web", uint8(1), "sites", "", "", int32(0), "", "", int32(0), "", int32(0), "Default.htm default.aspx index.html a..b ~x")
+	f.Add("sites", "web", uint8(1), "sites", "", "", int32(0), "", "", int32(0), "", int32(0), ".. . ../x a/b @app $x \\x index.html")
 	// One field hostile at a time: a refused field would hide the others.
 	for _, h := range hostile {
-		f.Add(h, "web", uint8(1), "c", "", "", int32(0), "", "", int32(0), "", int32(0))
-		f.Add("shop", h, uint8(1), "c", "", "", int32(0), "", "", int32(0), "", int32(0))
-		f.Add("shop", "web", uint8(1), h, "", h, int32(3000), "", "", int32(0), "", int32(0))
-		f.Add("shop", "web", uint8(2), h, h, "", int32(0), "", "", int32(0), "", int32(0))
-		f.Add("shop", "web", uint8(3), h, "", "", int32(0), "", "", int32(0), h, int32(0))
-		f.Add("shop", "web", uint8(1), "c", "", "", int32(0), h, h, int32(0), "", int32(0))
+		f.Add("shop", "web", uint8(1), "c", "", "", int32(0), "", "", int32(0), "", int32(0), h)
+		f.Add(h, "web", uint8(1), "c", "", "", int32(0), "", "", int32(0), "", int32(0), "")
+		f.Add("shop", h, uint8(1), "c", "", "", int32(0), "", "", int32(0), "", int32(0), "")
+		f.Add("shop", "web", uint8(1), h, "", h, int32(3000), "", "", int32(0), "", int32(0), "")
+		f.Add("shop", "web", uint8(2), h, h, "", int32(0), "", "", int32(0), "", int32(0), "")
+		f.Add("shop", "web", uint8(3), h, "", "", int32(0), "", "", int32(0), h, int32(0), "")
+		f.Add("shop", "web", uint8(1), "c", "", "", int32(0), h, h, int32(0), "", int32(0), "")
 	}
-	f.Add("shop", "web", uint8(1), "c", "", "app", int32(8080), "1e18", "-1", int32(2147483647), "2562047h", int32(2147483647))
-	f.Add("shop", "web", uint8(1), "c", "", "app", int32(-2147483648), "-64", "1E", int32(-2147483648), "-1s", int32(-2147483648))
+	f.Add("shop", "web", uint8(1), "c", "", "app", int32(8080), "1e18", "-1", int32(2147483647), "2562047h", int32(2147483647), "")
+	f.Add("shop", "web", uint8(1), "c", "", "app", int32(-2147483648), "-64", "1E", int32(-2147483648), "-1s", int32(-2147483648), "")
 
 	f.Fuzz(func(t *testing.T, name, namespace string, contentKind uint8, contentName, imagePath, appImage string,
-		appPort int32, cpu, memory string, maxConcurrent int32, queueTimeout string, throttle int32) {
+		appPort int32, cpu, memory string, maxConcurrent int32, queueTimeout string, throttle int32, documents string) {
 		ap := &v1.AppPool{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
 		s := &ap.Spec
 		switch contentKind % 4 {
@@ -74,6 +78,11 @@ func FuzzPoolConfig(f *testing.F) {
 			s.Content = &v1.Content{Image: v1.ImageContent{Reference: contentName, Path: imagePath}}
 		case 3:
 			s.Content = &v1.Content{PersistentVolumeClaim: v1.PersistentVolumeClaimContent{ClaimName: contentName}}
+		}
+		if s.Content != nil {
+			for _, d := range strings.Fields(documents) {
+				s.Content.DefaultDocuments = append(s.Content.DefaultDocuments, v1.DocumentName(d))
+			}
 		}
 		if appImage != "" {
 			s.App = v1.AppContainer{Image: appImage, Port: appPort,
@@ -245,7 +254,9 @@ func excerpt(conf string) string {
 var (
 	imageRef  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:@-]*$`)
 	imagePath = regexp.MustCompile(`^/[A-Za-z0-9._/-]*$`)
-	claimName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+	// DocumentName's pattern.
+	documentName = regexp.MustCompile(`^[A-Za-z0-9._~-]*[A-Za-z0-9_~-][A-Za-z0-9._~-]*$`)
+	claimName    = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
 )
 
 func objectName(s string, maxLen int) bool { return testutil.SchemaName(s, maxLen) }
@@ -280,8 +291,14 @@ func apiAdmitsPool(ap *v1.AppPool) bool {
 			hasConfigMap && !objectName(string(c.ConfigMap.Name), 63),
 			hasImage && (len(c.Image.Reference) > 512 || !imageRef.MatchString(c.Image.Reference) ||
 				len(c.Image.Path) > 256 || c.Image.Path != "" && !imagePath.MatchString(c.Image.Path)),
-			hasClaim && (len(c.PersistentVolumeClaim.ClaimName) > 253 || !claimName.MatchString(c.PersistentVolumeClaim.ClaimName)):
+			hasClaim && (len(c.PersistentVolumeClaim.ClaimName) > 253 || !claimName.MatchString(c.PersistentVolumeClaim.ClaimName)),
+			len(c.DefaultDocuments) > 8:
 			return false
+		}
+		for i, d := range c.DefaultDocuments {
+			if len(d) > 64 || !documentName.MatchString(string(d)) || slices.Contains(c.DefaultDocuments[:i], d) {
+				return false
+			}
 		}
 	}
 	if a := s.App; a.Image != "" && (len(a.Image) > 512 || !imageRef.MatchString(a.Image) ||
@@ -338,4 +355,77 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// FuzzSiteHeaders sends the worker's own checks of the frontend's site
+// headers (the regexes of the rendered nginx.conf, which PCRE and Go's
+// regexp read alike) any value: what they take of it never leads out of
+// the folder it starts in. A directory the map takes is names without "."
+// or ".." (nginx joins it to the content root), a default document a name
+// without a slash, an error page an absolute path of such names.
+func FuzzSiteHeaders(f *testing.F) {
+	for _, s := range []string{"sites/shop", "..", "a/../..", "%2e%2e", "a//b", "/etc", "a/./b", "...", ".a", `a\..`, "a/..\x00",
+		"index.html default.htm", "index.html ../x", "../x index.html", "a/b", ".. .", "404=/errors/404.html 503=/busy.html",
+		"404=/../x", "404=/a/../../x", "404=//x", "1404=/x", "404=/a 404=/b", "404=/a\n404=/b", "404=/a%2f..", "502=@app_unreachable"} {
+		f.Add(s)
+	}
+	conf, err := nginx.PoolConfig(basePool())
+	if err != nil {
+		f.Fatal(err)
+	}
+	directory := mapRegexes(f, conf, "$webfarm_site_directory")[0]
+	documents := mapRegexes(f, conf, "$webfarm_document_")
+	pages := mapRegexes(f, conf, "$webfarm_error_page_")
+	if len(documents) < model.MaxDefaultDocuments || len(pages) != len(model.ErrorPageCodes) {
+		f.Fatalf("found %d document and %d error page regexes in the config", len(documents), len(pages))
+	}
+	f.Fuzz(func(t *testing.T, value string) {
+		if directory.MatchString(value) && !staysInside(value) {
+			t.Fatalf("the worker takes site directory %q, which leaves its folder", value)
+		}
+		for _, re := range documents {
+			if m := re.FindStringSubmatch(value); m != nil && (strings.Contains(m[1], "/") || !staysInside(m[1])) {
+				t.Fatalf("the worker takes default document %q of %q", m[1], value)
+			}
+		}
+		for _, re := range pages {
+			if m := re.FindStringSubmatch(value); m != nil && (!strings.HasPrefix(m[1], "/") || !staysInside(m[1][1:])) {
+				t.Fatalf("the worker takes error page %q of %q", m[1], value)
+			}
+		}
+	})
+}
+
+// mapRegexes are the regexes of the maps that set the variables named
+// (a prefix) in a rendered config, in order.
+func mapRegexes(f *testing.F, conf, variable string) []*regexp.Regexp {
+	var out []*regexp.Regexp
+	inMap := false
+	for _, line := range strings.Split(conf, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "map ") && strings.Contains(line, " "+variable):
+			inMap = true
+		case line == "}":
+			inMap = false
+		case inMap && strings.HasPrefix(line, `"~`):
+			pattern := line[2:strings.LastIndex(line, `"`)]
+			out = append(out, regexp.MustCompile(pattern))
+		}
+	}
+	if len(out) == 0 {
+		f.Fatalf("no map of %s in the config", variable)
+	}
+	return out
+}
+
+// staysInside: a relative path of names, none empty, "." or "..", nor
+// holding anything a file system or nginx reads as more than a name.
+func staysInside(rel string) bool {
+	for _, name := range strings.Split(rel, "/") {
+		if strings.Trim(name, ".") == "" || strings.ContainsAny(name, "\\\x00%$ \t\r\n") {
+			return false
+		}
+	}
+	return true
 }

@@ -63,6 +63,15 @@ var templateFS embed.FS
 //go:embed scripts/queue.js
 var queueScript string
 
+// mimeTypes is the pool workers' table of media types, generated from
+// Debian's media-types by hack/mimetypes (make mime-types).
+//
+//go:embed mime.types
+var mimeTypes string
+
+// MimeTypesFile is the table of media types beside a pool's nginx.conf.
+const MimeTypesFile = "mime.types"
+
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"seconds":  seconds,
 	"hostPort": hostPort[int32],
@@ -81,9 +90,51 @@ func PoolConfig(p model.Pool) (string, error) {
 		H2CPort:            H2CPort,
 		ProxyTimeout:       model.LongestFrontendTimeout,
 		ShutdownTimeout:    ShutdownTimeout(p),
-		Common:             common(),
+		Common:             poolCommon(),
 		AppUnreachableBody: AppUnreachableBody,
+		Sites:              sites(p.Content),
 	})
+}
+
+// sitesData is what nginx.conf needs to serve many sites from one pool's
+// content: the grammar the frontend's site headers must match, and the
+// pool's own default documents for the headers' absence.
+type sitesData struct {
+	Segment, Directory                        string
+	DirectoryVar, DocumentsVar, ErrorPagesVar string
+	// Documents are the index directive's slots, one per document a site
+	// may name.
+	Documents  []documentSlot
+	ErrorPages []int32
+}
+
+type documentSlot struct {
+	Slot int
+	// PoolDefault is the pool's document of the slot, or its last one.
+	PoolDefault string
+}
+
+// sites is nil for a pool without content.
+func sites(c model.Content) *sitesData {
+	if c.Source == model.ContentNone {
+		return nil
+	}
+	docs := c.DefaultDocuments
+	if len(docs) == 0 {
+		docs = model.DefaultDocuments
+	}
+	out := &sitesData{
+		Segment:       model.ContentSegment,
+		Directory:     model.ContentSegment + "(?:/" + model.ContentSegment + ")*",
+		DirectoryVar:  headerVar(vocabulary.SiteDirectoryHeader),
+		DocumentsVar:  headerVar(vocabulary.SiteDocumentsHeader),
+		ErrorPagesVar: headerVar(vocabulary.SiteErrorPagesHeader),
+		ErrorPages:    model.ErrorPageCodes,
+	}
+	for i := range model.MaxDefaultDocuments {
+		out.Documents = append(out.Documents, documentSlot{Slot: i + 1, PoolDefault: docs[min(i, len(docs)-1)]})
+	}
+	return out
 }
 
 // ShutdownTimeout is how long a quitting pool worker keeps the connections
@@ -97,12 +148,14 @@ func ShutdownTimeout(p model.Pool) time.Duration {
 }
 
 // PoolScripts are the files nginx.conf of a pool needs beside it, by name:
-// the queue timeout's script when the pool has a timeout.
+// the table of media types, and the queue timeout's script when the pool
+// has a timeout.
 func PoolScripts(p model.Pool) map[string]string {
-	if p.QueueTimeout <= 0 {
-		return nil
+	files := map[string]string{MimeTypesFile: mimeTypes}
+	if p.QueueTimeout > 0 {
+		files[QueueScriptFile] = queueScript
 	}
-	return map[string]string{QueueScriptFile: queueScript}
+	return files
 }
 
 // queueTimeoutData is what nginx.conf needs to refuse a request that waited
@@ -141,6 +194,7 @@ func CacheConfig(c model.Cache) (string, error) {
 		AdmitHeader:       vocabulary.CacheAdmitHeader,
 		AgentProxyAddress: hostPort("127.0.0.1", AgentProxyPort),
 		AgentLogSocket:    AgentLogSocket,
+		SiteKey:           siteKey(),
 		Common:            common(),
 	})
 }
@@ -185,10 +239,20 @@ type commonData struct {
 	HTTPPort, StatusPort         int
 	ContentDir, TmpDir, CacheDir string
 	StatusPath, LivenessURI      string
+	// MimeTypesFile: the full table of media types, beside nginx.conf
+	// (empty: a short table, for a cache tier, which passes its pools'
+	// types on).
+	MimeTypesFile string
 }
 
 func common() commonData {
-	return commonData{HTTPPort, StatusPort, ContentDir, TmpDir, CacheDir, statusPath, LivenessURI}
+	return commonData{HTTPPort, StatusPort, ContentDir, TmpDir, CacheDir, statusPath, LivenessURI, ""}
+}
+
+func poolCommon() commonData {
+	c := common()
+	c.MimeTypesFile = MimeTypesFile
+	return c
 }
 
 type poolData struct {
@@ -203,6 +267,8 @@ type poolData struct {
 	Common            commonData
 	// AppUnreachableBody: see the constant.
 	AppUnreachableBody string
+	// Sites: nil for a pool without content.
+	Sites *sitesData
 }
 
 type cacheData struct {
@@ -218,7 +284,20 @@ type cacheData struct {
 	AdmitHeader       string
 	AgentProxyAddress string
 	AgentLogSocket    string
-	Common            commonData
+	// SiteKey is the part of a cache key that tells sites apart on one
+	// pool and host.
+	SiteKey string
+	Common  commonData
+}
+
+// siteKey joins the site headers' values, each ended by "|", which none
+// of them holds.
+func siteKey() string {
+	var b strings.Builder
+	for _, h := range vocabulary.SiteHeaders {
+		b.WriteString("$http_" + headerVar(h) + "|")
+	}
+	return b.String()
 }
 
 func render(name string, data any) (string, error) {

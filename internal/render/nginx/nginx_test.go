@@ -42,12 +42,16 @@ func TestPoolConfig(t *testing.T) {
 	grpcApp := queueTimeout
 	grpcApp.App = &model.App{Image: "registry.example.com/greeter:1", Port: 9000, Protocol: model.AppGRPC}
 
+	ownDocuments := basePool()
+	ownDocuments.Content.DefaultDocuments = []string{"Default.htm", "default.aspx", "iisstart.htm"}
+
 	tests := []struct {
 		name   string
 		golden string
 		pool   model.Pool
 	}{
 		{"a pool serving static files from a ConfigMap", "pool-static.conf", basePool()},
+		{"a pool's own default documents fill the slots its sites' documents do not, the last repeated", "pool-default-documents.conf", ownDocuments},
 		{"a pool with static files and an app answers from files first, then the app", "pool-static-and-app.conf", withApp},
 		{"a pool with only an app proxies everything to it", "pool-app-only.conf", appOnly},
 		{"a pool with a queue timeout refuses requests that waited longer", "pool-queue-timeout.conf", queueTimeout},
@@ -66,8 +70,8 @@ func TestPoolConfig(t *testing.T) {
 }
 
 func TestOnlyAPoolWithAQueueTimeoutNeedsTheQueueScript(t *testing.T) {
-	if files := nginx.PoolScripts(basePool()); len(files) != 0 {
-		t.Errorf("a pool without a queue timeout got files %v", files)
+	if _, ok := nginx.PoolScripts(basePool())[nginx.QueueScriptFile]; ok {
+		t.Errorf("a pool without a queue timeout got %s", nginx.QueueScriptFile)
 	}
 	p := basePool()
 	p.QueueTimeout = time.Second

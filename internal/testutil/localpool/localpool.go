@@ -92,7 +92,7 @@ func StartWithContent(t *testing.T, p model.Pool, contentFiles map[string]string
 		moves = append(moves, struct{ old, new string }{fmt.Sprintf("listen %d ", nginx.H2CPort), fmt.Sprintf("listen 127.0.0.1:%d ", h2cPort)})
 	}
 	if p.Content.Source != model.ContentNone {
-		moves = append(moves, struct{ old, new string }{"root " + nginx.ContentDir + ";", "root " + content + ";"})
+		moves = append(moves, struct{ old, new string }{"root " + nginx.ContentDir + "$", "root " + content + "$"})
 	}
 	for _, r := range moves {
 		if !strings.Contains(conf, r.old) {
