@@ -378,8 +378,13 @@ func gatewayStatus(in Inputs, listeners []*listener, gen int64) gwv1.GatewayStat
 		accepted = condition(string(gwv1.GatewayConditionAccepted), false, string(gwv1.GatewayReasonInvalidParameters), in.Farm.Problem, gen)
 		programmed = condition(string(gwv1.GatewayConditionProgrammed), false, string(gwv1.GatewayReasonInvalid), in.Farm.Problem, gen)
 	case invalid > 0 && invalid == len(listeners):
-		accepted = condition(string(gwv1.GatewayConditionAccepted), false, string(gwv1.GatewayReasonListenersNotValid), "no listener is valid", gen)
-		programmed = condition(string(gwv1.GatewayConditionProgrammed), false, string(gwv1.GatewayReasonInvalid), "no listener is valid", gen)
+		var why []string
+		for _, l := range listeners {
+			why = append(why, string(l.spec.Name)+": "+l.conditions[0].Message)
+		}
+		msg := "no listener is valid (" + strings.Join(why, "; ") + ")"
+		accepted = condition(string(gwv1.GatewayConditionAccepted), false, string(gwv1.GatewayReasonListenersNotValid), msg, gen)
+		programmed = condition(string(gwv1.GatewayConditionProgrammed), false, string(gwv1.GatewayReasonInvalid), msg, gen)
 	case len(in.Farm.Addresses) == 0:
 		programmed = condition(string(gwv1.GatewayConditionProgrammed), false, string(gwv1.GatewayReasonAddressNotAssigned),
 			"the farm's frontend Service has no address yet", gen)

@@ -325,10 +325,30 @@ func gatewayClassState(c client.Client, waited time.Duration) string {
 	for _, cond := range gwc.Status.Conditions {
 		if cond.Type == string(gatewayv1.GatewayClassConditionStatusAccepted) && cond.ObservedGeneration == gwc.Generation &&
 			cond.Status != metav1.ConditionUnknown {
-			return fmt.Sprintf("GatewayClass %s is Accepted=%s (%s: %s).", GatewayClassName, cond.Status, cond.Reason, cond.Message)
+			return fmt.Sprintf("GatewayClass %s is Accepted=%s (%s: %s).", GatewayClassName, cond.Status, cond.Reason, cond.Message) +
+				gatewaysNotAccepted(ctx, c)
 		}
 	}
 	return fmt.Sprintf("no controller accepted GatewayClass %s (controllerName %s) within %s.", GatewayClassName, ControllerName, waited)
+}
+
+// gatewaysNotAccepted names the suite's base Gateways that are not
+// Accepted and why: the setup waits for every one of them.
+func gatewaysNotAccepted(ctx context.Context, c client.Client) string {
+	var list gatewayv1.GatewayList
+	if err := c.List(ctx, &list, client.InNamespace(suite.InfrastructureNamespace)); err != nil {
+		return fmt.Sprintf(" Listing the Gateways: %v.", err)
+	}
+	var out []string
+	for _, gw := range list.Items {
+		for _, cond := range gw.Status.Conditions {
+			if cond.Type == string(gatewayv1.GatewayConditionAccepted) && cond.Status != metav1.ConditionTrue {
+				out = append(out, fmt.Sprintf(" Gateway %s is Accepted=%s (%s: %s).", gw.Name, cond.Status, cond.Reason, cond.Message))
+			}
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, "")
 }
 
 // moduleVersion is the version of a module that go.mod requires.
