@@ -90,6 +90,9 @@ func (r *report) String() string {
 	}
 	p("")
 	if len(r.changes) > 0 {
+		if r.stalled != nil {
+			p("(every route served, while the operator still wrote their statuses:)")
+		}
 		p50, p99 := percentile(r.changes, 50), percentile(r.changes, 99)
 		p("%-52s %10s", fmt.Sprintf("one route's change served, p50 of %d", len(r.changes)), ms(p50))
 		p("%-52s %10s  (target < %s) %s", fmt.Sprintf("one route's change served, p99 of %d", len(r.changes)), ms(p99), targetChange, verdict(p99 <= targetChange))
