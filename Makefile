@@ -165,6 +165,11 @@ bench-control-plane: build ## Converge 2,000 pools / 20,000 hosts on a local con
 	hack/install-tools.sh kube etcd
 	go run ./bench/controlplane $(BENCH_ARGS)
 
+.PHONY: bench-hosting
+bench-hosting: build ## 20,000 HTTPRoutes in 200 namespaces on one Gateway and 10 pools: the operator and a real Envoy on a local control plane, against a bare client.
+	hack/install-tools.sh kube etcd envoy
+	go run ./bench/hosting $(BENCH_ARGS)
+
 .PHONY: bench-dataplane
 bench-dataplane: ## Serve the IIS 6 and WebBench workloads on loopback (HTTP, HTTPS, HTTP/2): bare nginx, an nginx proxy, the farm's Envoy frontend.
 	hack/install-tools.sh nginx envoy wrk h2load
