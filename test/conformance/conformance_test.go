@@ -25,6 +25,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,6 +38,8 @@ import (
 	"sigs.k8s.io/gateway-api/pkg/features"
 	"sigs.k8s.io/yaml"
 
+	webfarmv1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/vocabulary"
 	"webfarm.dev/operator/test/e2e/framework"
 )
 
@@ -149,10 +152,13 @@ func TestGatewayAPIConformance(t *testing.T) {
 // used as it is, and left.
 func createGatewayClass(t *testing.T, c client.Client) {
 	t.Helper()
+	templateNS := gatewayv1.Namespace(templateNamespace)
 	gwc := &gatewayv1.GatewayClass{
 		ObjectMeta: metav1.ObjectMeta{Name: GatewayClassName},
-		Spec:       gatewayv1.GatewayClassSpec{ControllerName: ControllerName},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: ControllerName, ParametersRef: &gatewayv1.ParametersReference{
+			Group: "webfarm.dev", Kind: "WebFarm", Name: templateName, Namespace: &templateNS}},
 	}
+	createTemplate(t, cluster.Client(t)) // the suite's client knows no webfarm.dev kinds
 	err := c.Create(t.Context(), gwc)
 	if apierrors.IsAlreadyExists(err) {
 		if err := c.Get(t.Context(), client.ObjectKeyFromObject(gwc), gwc); err != nil {
@@ -171,6 +177,35 @@ func createGatewayClass(t *testing.T, c client.Client) {
 		defer cancel()
 		if err := c.Delete(ctx, gwc); err != nil {
 			t.Errorf("deleting GatewayClass %s: %v", GatewayClassName, err)
+		}
+	})
+}
+
+// The farm template of the class: the suite makes a Gateway per test, each
+// served by a farm the operator makes from it; one small Envoy replica each
+// fits them all on the local cluster's node.
+const (
+	templateNamespace = "webfarm-conformance"
+	templateName      = "gateway-template"
+)
+
+func createTemplate(t *testing.T, c client.Client) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: templateNamespace}}
+	if err := c.Create(t.Context(), ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	cpu, memory := resource.MustParse("50m"), resource.MustParse("64Mi")
+	farm := &webfarmv1.WebFarm{ObjectMeta: metav1.ObjectMeta{Namespace: templateNamespace, Name: templateName},
+		Spec: webfarmv1.WebFarmSpec{Frontend: webfarmv1.Frontend{Replicas: 1, CPU: &cpu, Memory: &memory}}}
+	if err := c.Create(t.Context(), farm); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := c.Delete(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting namespace %s: %v", templateNamespace, err)
 		}
 	})
 }
@@ -207,7 +242,8 @@ func startBackends(t *testing.T, opts suite.ConformanceOptions) {
 	}
 }
 
-// servedFromLoopback checks that every container in namespace runs the
+// servedFromLoopback checks that every container of the suite's pods in
+// namespace runs the
 // image the loopback registry serves under the registry.k8s.io name its pod
 // asks for (the digest the kubelet reports is the one pushed there): nothing
 // came from the internet.
@@ -222,6 +258,9 @@ func servedFromLoopback(t *testing.T, namespace string) {
 		t.Fatal(err)
 	}
 	for _, pod := range pods.Items {
+		if pod.Labels[vocabulary.LabelManagedBy] == vocabulary.ManagedBy {
+			continue // the frontends of the suite's Gateways: the operator's own images
+		}
 		for _, c := range pod.Spec.Containers {
 			i := slices.IndexFunc(pod.Status.ContainerStatuses, func(s corev1.ContainerStatus) bool { return s.Name == c.Name })
 			if i < 0 {

@@ -28,14 +28,25 @@ const (
 )
 
 // ExtendedFeatures are the GATEWAY-HTTP profile's extended features the
-// operator claims: what a farm's Envoy frontend already does for inline
-// sites (plain HTTP redirected to HTTPS, WebSockets passed through, a
-// per-request timeout). The suite runs the tests of these and of the core
-// features; claim a feature here when the controller supports it.
+// operator claims: the matches, filters and timeouts internal/gateway
+// translates and a farm's Envoy frontend serves. The suite runs the tests
+// of these and of the core features; claim a feature here when the
+// controller supports it.
 var ExtendedFeatures = []features.FeatureName{
+	features.SupportHTTPRouteMethodMatching,
+	features.SupportHTTPRouteQueryParamMatching,
+	features.SupportHTTPRouteResponseHeaderModification,
 	features.SupportHTTPRouteSchemeRedirect,
-	features.SupportHTTPRouteBackendProtocolWebSocket,
+	features.SupportHTTPRoutePortRedirect,
+	features.SupportHTTPRoutePathRedirect,
+	features.SupportHTTPRoute303RedirectStatusCode,
+	features.SupportHTTPRoute307RedirectStatusCode,
+	features.SupportHTTPRoute308RedirectStatusCode,
+	features.SupportHTTPRouteHostRewrite,
+	features.SupportHTTPRoutePathRewrite,
 	features.SupportHTTPRouteRequestTimeout,
+	features.SupportHTTPRouteBackendTimeout,
+	features.SupportHTTPRouteBackendProtocolWebSocket,
 }
 
 // Outcome is how one of the suite's tests ended.
