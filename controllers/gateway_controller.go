@@ -227,7 +227,7 @@ func ownFarmSpec(gw *gwv1.Gateway, template *v1.WebFarm) v1.WebFarmSpec {
 	}
 	for _, l := range gw.Spec.Listeners {
 		if l.Protocol == gwv1.HTTPProtocolType {
-			spec.Frontend.Service.Port = int32(l.Port)
+			spec.Frontend.Service.Port = l.Port
 			break
 		}
 	}

@@ -178,7 +178,7 @@ func checkListeners(gw *gwv1.Gateway, farm Farm, gen int64) []*listener {
 		case l.Protocol != gwv1.HTTPProtocolType:
 			accepted = condition(string(gwv1.ListenerConditionAccepted), false, string(gwv1.ListenerReasonUnsupportedProtocol),
 				fmt.Sprintf("protocol %s is not served: the farm's frontend serves HTTP", l.Protocol), gen)
-		case farm.HTTPPort != 0 && int32(l.Port) != farm.HTTPPort:
+		case farm.HTTPPort != 0 && l.Port != farm.HTTPPort:
 			accepted = condition(string(gwv1.ListenerConditionAccepted), false, string(gwv1.ListenerReasonPortUnavailable),
 				fmt.Sprintf("the farm's frontend serves HTTP on port %d", farm.HTTPPort), gen)
 		}

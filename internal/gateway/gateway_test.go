@@ -27,7 +27,7 @@ func hosting(listeners ...gwv1.Listener) *gwv1.Gateway {
 }
 
 func httpListener(name string, port int32, host *string, from gwv1.FromNamespaces) gwv1.Listener {
-	l := gwv1.Listener{Name: gwv1.SectionName(name), Port: gwv1.PortNumber(port), Protocol: gwv1.HTTPProtocolType,
+	l := gwv1.Listener{Name: gwv1.SectionName(name), Port: port, Protocol: gwv1.HTTPProtocolType,
 		AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: &from}}}
 	if host != nil {
 		h := gwv1.Hostname(*host)

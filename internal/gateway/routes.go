@@ -64,13 +64,13 @@ func resolveBackend(in Inputs, routeNamespace string, ref gwv1.BackendRef) (mode
 		}
 		return model.Backend{Pool: key.Name, Weight: weight}, backendProblem{}
 	}
-	if ref.Port == nil || !slices.Contains(found.Ports, int32(*ref.Port)) {
+	if ref.Port == nil || !slices.Contains(found.Ports, *ref.Port) {
 		return invalid, backendProblem{gwv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s has no port %s", key, portText(ref.Port))}
 	}
 	if found.ClusterIP == "" {
 		return invalid, backendProblem{gwv1.RouteReasonUnsupportedValue, fmt.Sprintf("Service %s has no cluster IP (headless)", key)}
 	}
-	return model.Backend{Weight: weight, Service: &model.ServiceBackend{Namespace: ns, Name: key.Name, ClusterIP: found.ClusterIP, Port: int32(*ref.Port)}}, backendProblem{}
+	return model.Backend{Weight: weight, Service: &model.ServiceBackend{Namespace: ns, Name: key.Name, ClusterIP: found.ClusterIP, Port: *ref.Port}}, backendProblem{}
 }
 
 func portText(p *gwv1.PortNumber) string {
@@ -297,7 +297,7 @@ func filters(rule gwv1.HTTPRouteRule) *model.Filters {
 				out.Redirect.Hostname = string(*rd.Hostname)
 			}
 			if rd.Port != nil {
-				out.Redirect.Port = int32(*rd.Port)
+				out.Redirect.Port = *rd.Port
 			}
 			if rd.StatusCode != nil {
 				out.Redirect.StatusCode = int32(*rd.StatusCode)

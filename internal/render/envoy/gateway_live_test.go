@@ -51,7 +51,7 @@ func TestAGatewayRouteIsServedAsGatewayAPISays(t *testing.T) {
 	pathType := func(t gwv1.PathMatchType) *gwv1.PathMatchType { return &t }
 	str := func(s string) *string { return &s }
 	svc := func(name string, port int32, weight int32) gwv1.HTTPBackendRef {
-		p := gwv1.PortNumber(port)
+		p := port
 		return gwv1.HTTPBackendRef{BackendRef: gwv1.BackendRef{Weight: &weight,
 			BackendObjectReference: gwv1.BackendObjectReference{Name: gwv1.ObjectName(name), Port: &p}}}
 	}
@@ -160,7 +160,7 @@ func TestAGatewayRouteIsServedAsGatewayAPISays(t *testing.T) {
 		})
 	}
 	t.Run("a redirect filter answers with the new host, the prefix replaced and its status", func(t *testing.T) {
-		req, _ := http.NewRequest("GET", fe.URL+"/old/page?q=1", nil)
+		req, _ := http.NewRequest(http.MethodGet, fe.URL+"/old/page?q=1", nil)
 		req.Host = "a.example"
 		resp, err := noRedirects.Do(req)
 		if err != nil {
@@ -172,7 +172,7 @@ func TestAGatewayRouteIsServedAsGatewayAPISays(t *testing.T) {
 		}
 	})
 	t.Run("a rewrite and header filters change the request on its way and the response on its way back", func(t *testing.T) {
-		req, _ := http.NewRequest("GET", fe.URL+"/store/cart", nil)
+		req, _ := http.NewRequest(http.MethodGet, fe.URL+"/store/cart", nil)
 		req.Host = "a.example"
 		req.Header.Set("X-Drop", "secret")
 		resp, err := client.Do(req)

@@ -125,6 +125,9 @@ func (c consumers) checkFarm(ctx context.Context, t testing.TB, wf *v1.WebFarm) 
 	}
 
 	routed, ok, err := c.routing.FarmToRoute(context.Background(), wf)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if ok != (wantErr == nil) {
 		t.Errorf("the routing controller routes WebFarm %s: %t; its spec resolves: %t", wf.Name, ok, wantErr == nil)
 	}
