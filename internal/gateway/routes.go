@@ -553,8 +553,14 @@ var (
 	validValue    = regexp.MustCompile(`^[\x20-\x7e]*$`)
 )
 
+// httpMethods are the methods Gateway API's schema lets a match name.
+var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"}
+
 // unsupportedMatch says what of a match the farm refuses (empty: none).
 func unsupportedMatch(m gwv1.HTTPRouteMatch) string {
+	if m.Method != nil && !slices.Contains(httpMethods, string(*m.Method)) {
+		return fmt.Sprintf("method %q: one of %s", *m.Method, strings.Join(httpMethods, ", "))
+	}
 	if m.Path != nil {
 		if m.Path.Type != nil && *m.Path.Type == gwv1.PathMatchRegularExpression {
 			return "path match RegularExpression is not served"
