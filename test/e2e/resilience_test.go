@@ -248,7 +248,7 @@ func TestTheOperatorConvergesThroughFaults(t *testing.T) {
 		expectReconciled(t, cl, ns, crowdPool(1), `{"spec":{"queue":{"length":50}}}`)
 		sent, failures := probe.stop()
 		t.Logf("the farm answered %d of %d requests during the restart; operator container restarts: %d (a leader that cannot renew its lease for 10 s exits)",
-			sent-len(failures), sent, framework.Restarts(cluster.OperatorPods(t))-restarts)
+			sent-len(failures), sent, cluster.SettledOperatorRestarts(t, 2*time.Minute)-restarts)
 		if sent == 0 {
 			t.Error("no request was sent during the restart")
 		}
@@ -268,7 +268,7 @@ func TestTheOperatorConvergesThroughFaults(t *testing.T) {
 
 	t.Run("without Prometheus the autoscaled pool says so and holds its workers, and measures again when it is back", func(t *testing.T) {
 		expectMetricsCondition(t, cl, ns, "auto", metav1.ConditionTrue, v1.ReasonMeasured, 2*time.Minute)
-		restarts := framework.Restarts(cluster.OperatorPods(t))
+		restarts := cluster.SettledOperatorRestarts(t, 2*time.Minute)
 		cluster.ScalePrometheus(t, 0)
 		t.Cleanup(func() { cluster.ScalePrometheus(t, 1) }) // also when a check below fails: the tests after this need it
 		expectMetricsCondition(t, cl, ns, "auto", metav1.ConditionFalse, v1.ReasonMetricsUnavailable, time.Minute)

@@ -139,6 +139,37 @@ func Restarts(pods []corev1.Pod) int32 {
 	return n
 }
 
+// SettledOperatorRestarts waits until every operator pod is Ready and their
+// containers' restart count has held for 10 s, and returns it. A leader
+// that lost its lease while the API server was away exits, and the kubelet
+// restarts it; the pod's status reaches the API server some seconds after
+// the API server is back, so a count read at once may not hold it yet.
+func (c *Cluster) SettledOperatorRestarts(t testing.TB, timeout time.Duration) int32 {
+	t.Helper()
+	var count int32 = -1
+	var since time.Time
+	Eventually(t, timeout, func() error {
+		pods := c.OperatorPods(t)
+		for _, p := range pods {
+			ready := false
+			for _, cond := range p.Status.Conditions {
+				ready = ready || (cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue)
+			}
+			if !ready {
+				return fmt.Errorf("operator pod %s is not Ready", p.Name)
+			}
+		}
+		if n := Restarts(pods); n != count {
+			count, since = n, time.Now()
+		}
+		if held := time.Since(since); held < 10*time.Second {
+			return fmt.Errorf("the operator's restart count %d has held for %s", count, held.Round(time.Second))
+		}
+		return nil
+	})
+	return count
+}
+
 // OperatorPods selects the operator's pods (the chart's label).
 const OperatorPods = "app.kubernetes.io/name=webfarm-operator"
 
