@@ -248,12 +248,12 @@ func runOperatorPhase(ctx context.Context, o options, rep *report) (err error) {
 		return err
 	}
 	defer func() {
-		if stopErr := mgr.stop(o.managerStopGrace); stopErr != nil && err == nil {
+		if stopErr := mgr.Stop(o.managerStopGrace); stopErr != nil && err == nil {
 			err = fmt.Errorf("stopping the manager: %w", stopErr)
 		}
 	}()
-	procs["manager"] = mgr.pid()
-	if err := mgr.waitReady(ctx, o.managerStartTimeout); err != nil {
+	procs["manager"] = mgr.PID()
+	if err := mgr.WaitReady(ctx, o.managerStartTimeout); err != nil {
 		return fmt.Errorf("waiting for the manager's /readyz: %w", err)
 	}
 	obs, err := startObserver(ctx, clientConfig(cp.config, o), o.operatorNS, o.statusWorkers)
@@ -308,11 +308,11 @@ func runOperatorPhase(ctx context.Context, o options, rep *report) (err error) {
 			logf("operator: deadline passed; %s", r)
 			rep.final, rep.readyTime, timedOut = r, time.Since(start), true
 		case <-progress.C:
-			rss, _ := statusBytes(mgr.pid(), "VmRSS")
+			rss, _ := statusBytes(mgr.PID(), "VmRSS")
 			logf("operator: %s after %s; Deployments seen %d, statuses written %d; manager RSS %d MiB",
 				r, time.Since(start).Round(time.Second), obs.marker.seen.Load(), obs.marker.marked.Load(), rss>>20)
 		case <-poll.C:
-			if err := mgr.running(); err != nil {
+			if err := mgr.Running(); err != nil {
 				return err
 			}
 			if r, err = countReady(ctx, obs.mgr.GetCache(), o.operatorNS); err != nil {
@@ -334,7 +334,7 @@ func runOperatorPhase(ctx context.Context, o options, rep *report) (err error) {
 	if err != nil {
 		return fmt.Errorf("scraping the manager's metrics: %w", err)
 	}
-	if rep.peakRSS, err = statusBytes(mgr.pid(), "VmHWM"); err != nil {
+	if rep.peakRSS, err = statusBytes(mgr.PID(), "VmHWM"); err != nil {
 		return err
 	}
 	rep.operatorCPU = diffCPU(cpuBefore, takeCPU(procs))
@@ -363,7 +363,7 @@ func runOperatorPhase(ctx context.Context, o options, rep *report) (err error) {
 		}
 	}
 	stopStart := time.Now()
-	if err := mgr.stop(o.managerStopGrace); err != nil {
+	if err := mgr.Stop(o.managerStopGrace); err != nil {
 		return fmt.Errorf("stopping the manager: %w", err)
 	}
 	rep.stopTime = time.Since(stopStart)

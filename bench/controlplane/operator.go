@@ -2,16 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"os"
-	"os/exec"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -26,17 +21,15 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/bench/internal/benchkit"
 	"webfarm.dev/operator/internal/devcluster"
 	"webfarm.dev/operator/internal/scheme"
 )
 
 // managerProcess is bin/manager running as a child process.
 type managerProcess struct {
-	cmd                    *exec.Cmd
-	metricsAddr, probeAddr string
-	exited                 chan struct{} // closed when the process has exited
-	exitErr                error
-	logPath                string
+	*benchkit.Manager
+	metricsAddr string
 }
 
 type managerFlags struct {
@@ -55,11 +48,8 @@ func startManager(path, kubeconfig, logPath string, f managerFlags) (*managerPro
 	if err != nil {
 		return nil, err
 	}
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(path,
+	m := &managerProcess{metricsAddr: metricsAddr}
+	m.Manager, err = benchkit.StartManager(path, logPath, probeAddr,
 		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", metricsAddr,
 		"--metrics-secure=false", // the benchmark scrapes it on loopback
@@ -68,73 +58,10 @@ func startManager(path, kubeconfig, logPath string, f managerFlags) (*managerPro
 		"--kube-api-burst", strconv.Itoa(f.burst),
 		"--concurrency", strconv.Itoa(f.concurrency),
 	)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// A process group of its own: a Ctrl-C in the terminal reaches the
-	// benchmark, which then stops the manager itself. Pdeathsig stops it should
-	// the benchmark die without cleaning up.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		_ = logFile.Close()
-		return nil, fmt.Errorf("starting %s: %w", path, err)
+	if err != nil {
+		return nil, err
 	}
-	m := &managerProcess{cmd: cmd, metricsAddr: metricsAddr, probeAddr: probeAddr, exited: make(chan struct{}), logPath: logPath}
-	go func() {
-		m.exitErr = cmd.Wait()
-		_ = logFile.Close()
-		close(m.exited)
-	}()
 	return m, nil
-}
-
-func (m *managerProcess) pid() int { return m.cmd.Process.Pid }
-
-// running returns an error once the manager has exited.
-func (m *managerProcess) running() error {
-	select {
-	case <-m.exited:
-		return fmt.Errorf("the manager exited (%v); its log is %s", m.exitErr, m.logPath)
-	default:
-		return nil
-	}
-}
-
-// waitReady polls the manager's /readyz until it answers 200.
-func (m *managerProcess) waitReady(ctx context.Context, timeout time.Duration) error {
-	return devcluster.Poll(ctx, timeout, 100*time.Millisecond, func() error {
-		if err := m.running(); err != nil {
-			return devcluster.Stop(err)
-		}
-		resp, err := http.Get("http://" + m.probeAddr + "/readyz")
-		if err != nil {
-			return err
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz: %s", resp.Status)
-		}
-		return nil
-	})
-}
-
-// stop sends SIGTERM to the manager's PID and waits for it to exit, killing
-// it after grace.
-func (m *managerProcess) stop(grace time.Duration) error {
-	if m.running() != nil {
-		return nil
-	}
-	if err := m.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return err
-	}
-	select {
-	case <-m.exited:
-		return nil
-	case <-time.After(grace):
-	}
-	if err := m.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return err
-	}
-	<-m.exited
-	return fmt.Errorf("the manager did not stop within %s of SIGTERM and was killed", grace)
 }
 
 func freeAddress() (string, error) {
@@ -303,7 +230,7 @@ func countReady(ctx context.Context, c client.Reader, ns string) (readiness, err
 func (m *managerProcess) waitIdle(ctx context.Context, timeout time.Duration) (samples, error) {
 	var last samples
 	err := devcluster.Poll(ctx, timeout, 250*time.Millisecond, func() error {
-		if err := m.running(); err != nil {
+		if err := m.Running(); err != nil {
 			return devcluster.Stop(err)
 		}
 		s, err := scrapeHTTP(ctx, "http://"+m.metricsAddr+"/metrics", "")

@@ -2,28 +2,21 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"webfarm.dev/operator/bench/internal/benchkit"
-	"webfarm.dev/operator/internal/devcluster"
 )
 
-// manager is bin/manager running as a child process, at the benchmark's own
-// niceness (the baseline client runs in the benchmark's process).
+// manager is bin/manager running as a child process, with the addresses
+// the benchmark reaches it at.
 type manager struct {
-	cmd                                      *exec.Cmd
-	metricsAddr, probeAddr, xdsAddr, logPath string
-	exited                                   chan struct{}
-	exitErr                                  error
+	*benchkit.Manager
+	metricsAddr, xdsAddr string
 }
 
 type managerFlags struct {
@@ -41,16 +34,13 @@ func startManager(path, kubeconfig, logPath string, f managerFlags) (*manager, e
 		return nil, err
 	}
 	addr := func(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
-	log, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	m := &manager{metricsAddr: addr(ports[0]), probeAddr: addr(ports[1]), xdsAddr: addr(ports[2]), logPath: logPath, exited: make(chan struct{})}
-	m.cmd = exec.Command(path,
+	m := &manager{metricsAddr: addr(ports[0]), xdsAddr: addr(ports[2])}
+	probeAddr := addr(ports[1])
+	m.Manager, err = benchkit.StartManager(path, logPath, probeAddr,
 		"--kubeconfig", kubeconfig,
-		"--metrics-bind-address", addr(ports[0]),
+		"--metrics-bind-address", m.metricsAddr,
 		"--metrics-secure=false",
-		"--health-probe-bind-address", m.probeAddr,
+		"--health-probe-bind-address", probeAddr,
 		"--xds-bind-address", m.xdsAddr,
 		"--xds-address", m.xdsAddr,
 		"--activator-bind-address", addr(ports[3]),
@@ -60,68 +50,10 @@ func startManager(path, kubeconfig, logPath string, f managerFlags) (*manager, e
 		"--kube-api-burst", strconv.Itoa(f.burst),
 		"--concurrency", strconv.Itoa(f.concurrency),
 	)
-	m.cmd.Stdout, m.cmd.Stderr = log, log
-	// Its own process group (Ctrl-C reaches the benchmark, which stops it);
-	// killed should the benchmark die without cleaning up.
-	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := m.cmd.Start(); err != nil {
-		_ = log.Close()
-		return nil, fmt.Errorf("starting %s: %w", path, err)
+	if err != nil {
+		return nil, err
 	}
-	go func() {
-		m.exitErr = m.cmd.Wait()
-		_ = log.Close()
-		close(m.exited)
-	}()
 	return m, nil
-}
-
-func (m *manager) pid() int { return m.cmd.Process.Pid }
-
-// running is an error once the manager has exited.
-func (m *manager) running() error {
-	select {
-	case <-m.exited:
-		return fmt.Errorf("the manager exited (%v); its log is %s", m.exitErr, m.logPath)
-	default:
-		return nil
-	}
-}
-
-// waitReady polls the manager's /readyz until it answers 200.
-func (m *manager) waitReady(ctx context.Context, timeout time.Duration) error {
-	return devcluster.Poll(ctx, timeout, 100*time.Millisecond, func() error {
-		if err := m.running(); err != nil {
-			return devcluster.Stop(err)
-		}
-		resp, err := http.Get("http://" + m.probeAddr + "/readyz")
-		if err != nil {
-			return err
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz: %s", resp.Status)
-		}
-		return nil
-	})
-}
-
-// stop sends SIGTERM and waits, killing the manager after grace.
-func (m *manager) stop(grace time.Duration) error {
-	if m.running() != nil {
-		return nil
-	}
-	if err := m.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return err
-	}
-	select {
-	case <-m.exited:
-		return nil
-	case <-time.After(grace):
-	}
-	_ = m.cmd.Process.Kill()
-	<-m.exited
-	return fmt.Errorf("the manager did not stop within %s of SIGTERM and was killed", grace)
 }
 
 // procBytes reads a size from /proc/<pid>/status (VmRSS, VmHWM).

@@ -61,11 +61,11 @@ func runOperator(ctx context.Context, o options, dir string, rep *report) (err e
 		return err
 	}
 	defer func() {
-		if stopErr := mgr.stop(managerStopGrace); stopErr != nil && err == nil {
+		if stopErr := mgr.Stop(managerStopGrace); stopErr != nil && err == nil {
 			err = fmt.Errorf("stopping the manager: %w", stopErr)
 		}
 	}()
-	if err := mgr.waitReady(ctx, time.Minute); err != nil {
+	if err := mgr.WaitReady(ctx, time.Minute); err != nil {
 		return fmt.Errorf("waiting for the manager's /readyz: %w", err)
 	}
 	fe, err := startFrontend(o.envoyPath, dir, mgr.xdsAddr, o.envoyWorkers)
@@ -76,7 +76,7 @@ func runOperator(ctx context.Context, o options, dir string, rep *report) (err e
 	probe := newProber(max(o.loadConns, 8))
 	// The farm's inline site proves the path: xDS, Envoy, a pool's endpoint.
 	if err := devcluster.Poll(ctx, time.Minute, 50*time.Millisecond, func() error {
-		if err := firstOf(mgr.running(), fe.Exited()); err != nil {
+		if err := firstOf(mgr.Running(), fe.Exited()); err != nil {
 			return devcluster.Stop(err)
 		}
 		return probe.served(ctx, "www.provider.example", poolName(0))
@@ -108,7 +108,7 @@ func runOperator(ctx context.Context, o options, dir string, rep *report) (err e
 	logf("operator: creating %d HTTPRoutes (%d workers), then waiting until every one is Accepted and served by Envoy", o.w.routes-o.w.pools, o.createWorkers)
 	start := time.Now()
 	progress := func() {
-		rss, _ := procBytes(mgr.pid(), "VmRSS")
+		rss, _ := procBytes(mgr.PID(), "VmRSS")
 		a, _ := routes.accepted(ctx)
 		logf("operator: %d/%d routes Accepted after %s; manager RSS %d MiB", a, o.w.routes, time.Since(start).Round(time.Second), rss>>20)
 	}
@@ -158,7 +158,7 @@ func runOperator(ctx context.Context, o options, dir string, rep *report) (err e
 	if rep.changes, err = timeChanges(ctx, o, cl.client, probe); err != nil {
 		return err
 	}
-	if rep.peakRSS, err = procBytes(mgr.pid(), "VmHWM"); err != nil {
+	if rep.peakRSS, err = procBytes(mgr.PID(), "VmHWM"); err != nil {
 		return err
 	}
 	rep.reconciles, err = scrapeReconciles(ctx, mgr, filepath.Join(dir, "manager-metrics.txt"))
@@ -191,7 +191,7 @@ func stallOf(ctx context.Context, routes *routeWatch, probe prober, w workload, 
 // measureStalled takes the figures a stalled run still has: memory, Envoy's
 // config size, the manager's reconciles.
 func measureStalled(ctx context.Context, dir string, mgr *manager, fe *frontend, rep *report) (err error) {
-	if rep.peakRSS, err = procBytes(mgr.pid(), "VmHWM"); err != nil {
+	if rep.peakRSS, err = procBytes(mgr.PID(), "VmHWM"); err != nil {
 		return err
 	}
 	if rep.envoyRSS, err = procBytes(fe.PID(), "VmRSS"); err != nil {
@@ -244,7 +244,7 @@ func waitServed(ctx context.Context, o options, mgr *manager, fe *frontend, rout
 			}
 		case <-tick.C:
 		}
-		if err := firstOf(mgr.running(), fe.Exited()); err != nil {
+		if err := firstOf(mgr.Running(), fe.Exited()); err != nil {
 			return err
 		}
 		if routes.acceptedAt.IsZero() {
