@@ -85,7 +85,8 @@ test: ## Install tools, check generated files, lint, and run every test (the e2e
 	hack/test.sh
 
 .PHONY: test-e2e
-test-e2e: tools images ## Run the end-to-end suite on the local cluster (needs root; starts it unless running, then stops it).
+test-e2e: tools images ## Run the end-to-end suite, the Gateway API conformance run with it, on the local cluster (needs root; starts it unless running, then stops it).
+	hack/images/build.sh echo-basic
 	go test -tags e2e ./test/e2e/ -count=1 -timeout 55m -parallel 3 -v
 
 # The conformance run's own images: release.sh (run by the test) builds the
@@ -116,9 +117,11 @@ fuzz: ## Fuzz each renderer for FUZZTIME (2m unless set); -fuzz takes one target
 	go test ./internal/render/nginx -run '^$$' -fuzz '^FuzzCacheConfig$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
 	go test ./internal/render/envoy -run '^$$' -fuzz '^FuzzFarmRouting$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
 	go test ./internal/render/envoy -run '^$$' -fuzz '^FuzzFrontendSecurity$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
+	go test ./internal/render/envoy -run '^$$' -fuzz '^FuzzClientLimits$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
 	go test ./internal/render/envoy -run '^$$' -fuzz '^FuzzGatewayRouting$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
 	go test ./internal/render/nginx -run '^$$' -fuzz '^FuzzSiteHeaders$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
 	go test ./internal/render/envoy -run '^$$' -fuzz '^FuzzSiteContent$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
+	go test ./internal/render/envoy -run '^$$' -fuzz '^FuzzTenantSiteContent$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
 
 .PHONY: update-golden
 update-golden: ## Rewrite the golden files from the renderers.

@@ -2,10 +2,12 @@ package controllers
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +17,8 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
@@ -200,13 +204,14 @@ func (r *AppPoolReconciler) observe(ctx context.Context, pool *v1.AppPool, spec 
 		return o, err
 	}
 	o.Workers = workers
-	if spec.Autoscaling == nil {
-		return o, nil
-	}
+	// Every pool's capacity is measured; only an autoscaled one follows it.
 	if r.Observations != nil {
 		if s, ok := r.Observations.Scale(key); ok {
 			o.Scale = &lifecycle.Scale{Decision: s.Decision, At: s.At}
 		}
+	}
+	if spec.Autoscaling == nil {
+		return o, nil
 	}
 	var live appsv1.Deployment
 	switch err := r.Get(ctx, types.NamespacedName{Namespace: pool.Namespace, Name: vocabulary.PoolName(pool.Name)}, &live); {
@@ -253,6 +258,17 @@ func (r *AppPoolReconciler) applyChildren(ctx context.Context, m model.Pool) (*a
 	if err != nil {
 		return nil, err
 	}
+	var peers model.Peers
+	if m.Platform.Isolation != nil {
+		if peers, err = peersOf(ctx, r.Client, m.Namespace, IndexFarmPools, m.Name, model.PoolPeers); err != nil {
+			return nil, err
+		}
+	}
+	// Before the workers exist: none is ever open to the whole cluster.
+	key := client.ObjectKey{Namespace: m.Namespace, Name: vocabulary.PoolName(m.Name)}
+	if err := applyNetworkPolicy(ctx, r.Applier, r.Client, key, k8s.PoolNetworkPolicy(m, peers)); err != nil {
+		return nil, err
+	}
 	return applyWorkload(ctx, r.Applier, workload(k8s.Pool(m, conf)))
 }
 
@@ -272,6 +288,27 @@ func (r *AppPoolReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOp
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ServiceAccount{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&networkingv1.NetworkPolicy{}).
+		// Who routes to a pool decides whom its NetworkPolicy admits.
+		Watches(&v1.WebFarm{}, handler.EnqueueRequestsFromMapFunc(poolsOfFarm), poolRoutesChanged).
 		WithOptions(opts.controller()).
 		Complete(r)
+}
+
+// poolsOfFarm maps a farm to the pools its routes send to, inline and its
+// Gateways' (on an update the old and the new farm are both mapped, so a
+// pool the farm no longer reaches is seen too).
+func poolsOfFarm(_ context.Context, o client.Object) []reconcile.Request {
+	farm := o.(*v1.WebFarm)
+	names := referencedNames(farm, func(r v1.Route) v1.ObjectName { return r.AppPool })
+	names = append(names, farm.Status.GatewayAppPools...)
+	for _, c := range farm.Status.GatewayCachedPools {
+		names = append(names, c.AppPool)
+	}
+	names = slices.Compact(slices.Sorted(slices.Values(names)))
+	reqs := make([]reconcile.Request, len(names))
+	for i, n := range names {
+		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKey{Namespace: farm.Namespace, Name: n}}
+	}
+	return reqs
 }

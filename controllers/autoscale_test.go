@@ -191,6 +191,64 @@ func TestTheAutoscalerSizesAPoolFromItsCyclesPerRequest(t *testing.T) {
 	})
 }
 
+// The same arithmetic for a pool of fixed size, as the seed plans a fixed
+// farm: its status shows the figures and the 5 workers the load needs at the
+// API's default target of 30 %, as a report; it keeps its 2 workers.
+func TestAFixedPoolShowsItsCapacityAndKeepsItsWorkers(t *testing.T) {
+	ns := newNamespace(t)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-550mhz", Labels: map[string]string{vocabulary.NodeMHzLabel: "550"}}}
+	create(t, node)
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), node) })
+
+	pool := appPool(ns, "shop")
+	create(t, pool, appPool(ns, "blog"), cachePolicy(ns, "static"), webFarm(ns, "web"))
+	expectReplicas(t, ns, "shop", 2)
+	frontend := readyPod(t, ns, "web-frontend-0", vocabulary.ComponentFrontend, "web", node.Name)
+	worker := readyPod(t, ns, "shop-pool-0", vocabulary.ComponentPool, "shop", node.Name)
+	promStub.Set(ns, "envoy_cluster_upstream_rq_total", testutil.PromAnswer{ByPod: map[string]string{frontend.Name: "150"}})
+	promStub.Set(ns, "container_cpu_usage_seconds_total", testutil.PromAnswer{ByPod: map[string]string{worker.Name: "0.682"}})
+
+	testutil.Eventually(t, timeout, func() error {
+		if err := get(pool, ns, "shop"); err != nil {
+			return err
+		}
+		c := pool.Status.Capacity
+		got := fmt.Sprintf("%s req/s, %s cores, %s Mc/req, %s MHz, %v recommended", c.RequestsPerSecond, c.CPUCores, c.MegacyclesPerRequest, c.RequiredMegahertz, ptr.Deref(c.RecommendedReplicas, -1))
+		if want := "150.0 req/s, 0.682 cores, 2.501 Mc/req, 1250 MHz, 5 recommended"; got != want {
+			return fmt.Errorf("status.capacity %s, want %s", got, want)
+		}
+		if m := meta.FindStatusCondition(pool.Status.Conditions, v1.ConditionMetricsAvailable); m == nil || m.Status != metav1.ConditionTrue || !strings.Contains(m.Message, "a report only: the pool keeps its fixed 2") {
+			return fmt.Errorf("MetricsAvailable %+v, want True, saying the recommendation is a report", m)
+		}
+		return nil
+	})
+	// The status and the Deployment are written in one reconcile: the
+	// recommendation is in status, and the workers stayed at 2.
+	if got, err := poolReplicas(ns, "shop"); err != nil || got != 2 || pool.Status.Replicas != 2 || pool.Status.Capacity.LastScaleTime != nil {
+		t.Errorf("%d workers (%v), status %d, last scale %v; want the fixed 2, never scaled", got, err, pool.Status.Replicas, pool.Status.Capacity.LastScaleTime)
+	}
+	if got := operatorGauge(t, "webfarm_pool_megacycles_per_request", ns, "shop"); got < 2.50 || got > 2.51 {
+		t.Errorf("megacycles-per-request gauge %v, want 2.501", got)
+	}
+
+	t.Run("unavailable metrics say so and leave the workers alone", func(t *testing.T) {
+		promStub.Set(ns, "envoy_cluster_upstream_rq_total", testutil.PromAnswer{Error: "the query timed out"})
+		testutil.Eventually(t, timeout, func() error {
+			if err := get(pool, ns, "shop"); err != nil {
+				return err
+			}
+			c := meta.FindStatusCondition(pool.Status.Conditions, v1.ConditionMetricsAvailable)
+			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1.ReasonMetricsUnavailable || !strings.Contains(c.Message, "timed out") {
+				return fmt.Errorf("MetricsAvailable %+v, want False for the timeout", c)
+			}
+			return nil
+		})
+		if got, err := poolReplicas(ns, "shop"); err != nil || got != 2 {
+			t.Errorf("%d workers (%v) while metrics are unavailable, want the fixed 2", got, err)
+		}
+	})
+}
+
 // Seed 000's mixed farm: workers on a 550 MHz and a 900 MHz node, each
 // using half a core, count 275 + 450 = 725 MHz; at 100 requests/s that is
 // 7.25 megacycles a request, and 2,417 MHz at 30 %: the two workers offer

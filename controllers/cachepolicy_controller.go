@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -271,6 +272,17 @@ func (r *CachePolicyReconciler) applyCacheTier(ctx context.Context, m model.Cach
 	if err != nil {
 		return nil, err
 	}
+	var peers model.Peers
+	if m.Platform.Isolation != nil {
+		if peers, err = peersOf(ctx, r.Client, m.Namespace, indexFarmPolicies, m.Name, model.CachePeers); err != nil {
+			return nil, err
+		}
+	}
+	// Before the tier's pods exist: none is ever open to the whole cluster.
+	key := client.ObjectKey{Namespace: m.Namespace, Name: vocabulary.CacheName(m.Name)}
+	if err := applyNetworkPolicy(ctx, r.Applier, r.Client, key, k8s.CacheNetworkPolicy(m, peers)); err != nil {
+		return nil, err
+	}
 	objs := k8s.Cache(m, conf, agentConf)
 	return applyWorkload(ctx, r.Applier, workload{ConfigMap: objs.ConfigMap, Service: objs.Service, Deployment: objs.Deployment, PodDisruptionBudget: objs.PodDisruptionBudget})
 }
@@ -278,7 +290,7 @@ func (r *CachePolicyReconciler) applyCacheTier(ctx context.Context, m model.Cach
 // removeCacheTier deletes the cache tier of a policy that no route uses any more.
 func (r *CachePolicyReconciler) removeCacheTier(ctx context.Context, policy *v1.CachePolicy) error {
 	name := vocabulary.CacheName(policy.Name)
-	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ConfigMap{}, &policyv1.PodDisruptionBudget{}} {
+	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ConfigMap{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}} {
 		err := r.Get(ctx, client.ObjectKey{Namespace: policy.Namespace, Name: name}, obj)
 		if apierrors.IsNotFound(err) {
 			continue
@@ -310,6 +322,7 @@ func (r *CachePolicyReconciler) SetupWithManager(mgr ctrl.Manager, opts Controll
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&networkingv1.NetworkPolicy{}).
 		Watches(&v1.WebFarm{}, handler.EnqueueRequestsFromMapFunc(policiesOfFarm), routesChanged).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.policiesInFrontOfPool)).
 		// A pool's rollout ends: its new content may need a purge.
@@ -318,10 +331,17 @@ func (r *CachePolicyReconciler) SetupWithManager(mgr ctrl.Manager, opts Controll
 		Complete(r)
 }
 
-// policiesOfFarm maps a farm to the policies its routes name (on an update the
-// old and the new farm are both mapped, so a dropped reference is seen too).
+// policiesOfFarm maps a farm to the policies its routes name, its own and its
+// Gateway routes' (on an update the old and the new farm are both mapped, so
+// a dropped reference is seen too).
 func policiesOfFarm(_ context.Context, o client.Object) []reconcile.Request {
-	names := referencedNames(o.(*v1.WebFarm), func(r v1.Route) v1.ObjectName { return r.CachePolicy })
+	farm := o.(*v1.WebFarm)
+	names := referencedNames(farm, func(r v1.Route) v1.ObjectName { return r.CachePolicy })
+	for _, c := range farm.Status.GatewayCachedPools {
+		if !slices.Contains(names, c.CachePolicy) {
+			names = append(names, c.CachePolicy)
+		}
+	}
 	reqs := make([]reconcile.Request, len(names))
 	for i, n := range names {
 		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: n}}

@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
-	"webfarm.dev/operator/internal/envoystats"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/observations"
 )
 
 // CertificatesReady is the WebFarm condition that says whether every HTTPS
@@ -23,18 +23,20 @@ const (
 )
 
 // certificateVerdict decides CertificatesReady from each ready frontend's
-// view of the sites' certificates: a site whose certificate a frontend never
-// loaded (its Secret is missing, malformed, or its key does not match) is
-// named with its Secret; the other sites serve regardless. ok is false when
-// some site is named; message says which and what to do.
-func certificateVerdict(sites []model.Site, frontends []map[string]envoystats.Certificate) (ok bool, reason, message string) {
+// view of the farm's certificates: a site (or Gateway listener) whose
+// certificate a frontend never loaded (its Secret is missing, malformed, or
+// its key does not match) is named with its Secret; the other sites serve
+// regardless. ok is false when some certificate is named; message says
+// which and what to do.
+func certificateVerdict(certs []model.Certificate, frontends observations.FrontendCertificates) (ok bool, reason, message string) {
 	var bad []string
-	for _, s := range sites {
-		if s.TLS == nil {
-			continue
-		}
-		if slices.ContainsFunc(frontends, func(f map[string]envoystats.Certificate) bool { return f[s.Name].Loaded == 0 }) {
-			bad = append(bad, fmt.Sprintf("site %s (Secret %s)", s.Name, s.TLS.SecretName))
+	for _, c := range certs {
+		if !certificateLoaded(c, frontends) {
+			what := "site " + c.Name
+			if c.Name == model.GatewayCertificateName(c.SecretName) {
+				what = "Gateway listeners"
+			}
+			bad = append(bad, fmt.Sprintf("%s (Secret %s)", what, c.SecretName))
 		}
 	}
 	if len(bad) > 0 {
@@ -59,10 +61,10 @@ func (r *WebFarmReconciler) setCertificates(farm *v1.WebFarm, m model.Farm, inva
 	if !ok {
 		return
 	}
-	if invalid != nil || len(m.TLSSites()) == 0 {
+	if invalid != nil || !m.ServesHTTPS() {
 		return // the reconciler reports an invalid spec; no HTTPS, nothing to judge
 	}
-	ready, reason, message := certificateVerdict(m.Sites, frontends)
+	ready, reason, message := certificateVerdict(m.Certificates(), frontends)
 	status := metav1.ConditionFalse
 	if ready {
 		status = metav1.ConditionTrue
@@ -73,4 +75,14 @@ func (r *WebFarmReconciler) setCertificates(farm *v1.WebFarm, m model.Farm, inva
 	if !ready && reasonChanged(before, farm.Status.Conditions, ConditionCertificatesReady) {
 		r.Recorder.Eventf(farm, nil, corev1.EventTypeWarning, reason, "ReadCertificates", "%s", message)
 	}
+}
+
+// certificateLoaded: every frontend read has loaded the certificate.
+func certificateLoaded(c model.Certificate, frontends observations.FrontendCertificates) bool {
+	for _, f := range frontends {
+		if f[c.Name].Loaded == 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -4,16 +4,21 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,6 +30,7 @@ import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/gateway"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/vocabulary"
 )
 
@@ -34,7 +40,7 @@ import (
 // or else one the operator makes for it, named after it and owned by it. The
 // farm's frontend serves the routes attached to the Gateway beside the
 // farm's inline sites. The leader writes the statuses (this file); every
-// replica routes the sites (RoutingReconciler, through gatewaySites).
+// replica routes the sites (RoutingReconciler, through gatewaysServed).
 
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses;gateways;httproutes;referencegrants,verbs=get;list;watch
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses/status;gateways/status,verbs=patch
@@ -42,12 +48,14 @@ import (
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch
 // +kubebuilder:rbac:groups=webfarm.dev,resources=webfarms,verbs=create;update
+// +kubebuilder:rbac:groups=webfarm.dev,resources=sitecontents,verbs=get;list;watch
 
-// Field indexes on HTTPRoutes: the Gateways they name ("namespace/name")
-// and the Services they send to.
+// Field indexes on HTTPRoutes: the Gateways they name ("namespace/name"),
+// the Services they send to and the SiteContents their rules name.
 const (
-	indexRouteGateways = "gateway.parentRefs"
-	indexRouteServices = "gateway.serviceRefs"
+	indexRouteGateways     = "gateway.parentRefs"
+	indexRouteServices     = "gateway.serviceRefs"
+	indexRouteSiteContents = "gateway.siteContentRefs"
 )
 
 // GatewayClassReconciler accepts the GatewayClasses of the operator's
@@ -108,29 +116,101 @@ func classTemplate(ctx context.Context, c client.Reader, gc *gwv1.GatewayClass) 
 // and writes the statuses of the Gateway and its routes.
 type GatewayReconciler struct {
 	Client client.Client
+	// Observations holds what the farms' frontends made of their
+	// certificates (nil: no frontend is read, every Secret is taken as
+	// loading).
+	Observations *observations.Store
+	// Translations are shared with the farms' controllers (nil: each
+	// reconcile translates).
+	Translations *Translations
+	// StatusWriters is how many route statuses are written at once (at
+	// least 1).
+	StatusWriters int
 }
 
 func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var gw gwv1.Gateway
 	if err := r.Client.Get(ctx, req.NamespacedName, &gw); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Translations.Forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ours, err := servedClass(ctx, r.Client, &gw)
 	if err != nil || !ours {
 		return ctrl.Result{}, err
 	}
-	if err := r.ensureOwnFarm(ctx, &gw); err != nil {
+	// A farm the API server refuses is the Gateway's problem to report,
+	// not an error to retry.
+	refused := ""
+	if err := r.ensureOwnFarm(ctx, &gw); apierrors.IsInvalid(err) {
+		refused = "the operator cannot make the Gateway's WebFarm: " + err.Error()
+	} else if err != nil {
 		return ctrl.Result{}, err
 	}
-	in, err := gatewayInputs(ctx, r.Client, &gw)
+	in, res, err := r.Translations.Translate(ctx, r.Client, &gw)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	res := gateway.Attach(in)
-	if err := r.writeRouteStatuses(ctx, &gw, in.Routes, res.RouteParents); err != nil {
+	unloaded := r.unloadedCertificates(&gw, types.NamespacedName{Namespace: gw.Namespace, Name: in.Farm.Name})
+	if refused != "" || len(unloaded) > 0 {
+		// Only the statuses depend on these: translated again for them,
+		// the shared translation left as it is.
+		in.Farm.Problem = cmp.Or(refused, in.Farm.Problem)
+		in.UnloadedCertificates = unloaded
+		res = gateway.Attach(in)
+	}
+	// The routes as they are now: a translation reused since holds them
+	// as they were, and their statuses may have been written since.
+	routes, err := routesOf(ctx, r.Client, &gw)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.writeRouteStatuses(ctx, &gw, routes, res.RouteParents); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, r.writeGatewayStatus(ctx, &gw, res.Gateway)
+}
+
+// unloadedCertificates are the Gateway listeners' Secrets that some ready
+// frontend of the farm mounts but did not load. The certificates collector
+// reads them; the farm's status change (CertificatesReady) brings the
+// Gateway back here.
+func (r *GatewayReconciler) unloadedCertificates(gw *gwv1.Gateway, farm types.NamespacedName) map[string]bool {
+	if r.Observations == nil {
+		return nil
+	}
+	frontends, ok := r.Observations.Certificates(farm)
+	if !ok {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, l := range gw.Spec.Listeners {
+		if l.TLS == nil || len(l.TLS.CertificateRefs) == 0 {
+			continue
+		}
+		secret := string(l.TLS.CertificateRefs[0].Name)
+		c := model.Certificate{Name: model.GatewayCertificateName(secret), SecretName: secret}
+		if !certificateLoaded(c, frontends) {
+			out[secret] = true
+		}
+	}
+	return out
+}
+
+// routesOf are the HTTPRoutes naming a Gateway, shared with the cache:
+// read-only (20,000 deep copies a reconcile would cost more than the rest).
+func routesOf(ctx context.Context, c client.Reader, gw *gwv1.Gateway) ([]*gwv1.HTTPRoute, error) {
+	var routes gwv1.HTTPRouteList
+	if err := c.List(ctx, &routes, client.MatchingFields{indexRouteGateways: gw.Namespace + "/" + gw.Name},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	out := make([]*gwv1.HTTPRoute, len(routes.Items))
+	for i := range routes.Items {
+		out[i] = &routes.Items[i]
+	}
+	return out, nil
 }
 
 // servedClass: the Gateway's class is one of the operator's.
@@ -146,7 +226,7 @@ func servedClass(ctx context.Context, c client.Reader, gw *gwv1.Gateway) (bool, 
 // makes it (no parametersRef).
 func farmOf(gw *gwv1.Gateway) (name string, own bool, problem string) {
 	if gw.Spec.Infrastructure == nil || gw.Spec.Infrastructure.ParametersRef == nil {
-		return gw.Name, true, ""
+		return ownFarmName(gw.Name), true, ""
 	}
 	ref := gw.Spec.Infrastructure.ParametersRef
 	if string(ref.Group) != gateway.GroupWebFarm || string(ref.Kind) != gateway.KindWebFarm {
@@ -155,8 +235,23 @@ func farmOf(gw *gwv1.Gateway) (name string, own bool, problem string) {
 	return ref.Name, false, ""
 }
 
+// ownFarmName is the name of the farm the operator makes for a Gateway:
+// the Gateway's, when it is a WebFarm name (a DNS label of at most 50
+// characters: the farm's children add suffixes); else its first 41
+// characters, dots made dashes, and a hash of the whole name.
+func ownFarmName(gatewayName string) string {
+	if len(gatewayName) <= 50 && farmNamePattern.MatchString(gatewayName) {
+		return gatewayName
+	}
+	h := sha256.Sum256([]byte(gatewayName))
+	prefix := strings.Trim(strings.ReplaceAll(gatewayName[:min(len(gatewayName), 41)], ".", "-"), "-")
+	return prefix + "-" + hex.EncodeToString(h[:4])
+}
+
+var farmNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
 // ensureOwnFarm makes the farm of a Gateway without parametersRef: a
-// WebFarm named after it, owned by it (deleted with it), serving HTTP on its
+// WebFarm named after it (ownFarmName), owned by it (deleted with it), serving HTTP on its
 // first HTTP listener's port, its frontend as its class's template says;
 // and keeps it so.
 func (r *GatewayReconciler) ensureOwnFarm(ctx context.Context, gw *gwv1.Gateway) error {
@@ -217,7 +312,7 @@ func specDigest(spec v1.WebFarmSpec) (string, error) {
 
 // ownFarmSpec is the spec of the farm the operator makes for a Gateway:
 // the template's frontend, affinity and refusal (its sites and TLS are its
-// own), on the Gateway's HTTP port.
+// own), on the Gateway's HTTP and HTTPS ports.
 func ownFarmSpec(gw *gwv1.Gateway, template *v1.WebFarm) v1.WebFarmSpec {
 	var spec v1.WebFarmSpec
 	if template != nil {
@@ -226,11 +321,11 @@ func ownFarmSpec(gw *gwv1.Gateway, template *v1.WebFarm) v1.WebFarmSpec {
 		spec.SessionAffinity = *template.Spec.SessionAffinity.DeepCopy()
 		spec.UnavailableResponse = template.Spec.UnavailableResponse
 	}
-	for _, l := range gw.Spec.Listeners {
-		if l.Protocol == gwv1.HTTPProtocolType {
-			spec.Frontend.Service.Port = l.Port
-			break
-		}
+	if i := slices.IndexFunc(gw.Spec.Listeners, func(l gwv1.Listener) bool { return l.Protocol == gwv1.HTTPProtocolType }); i >= 0 {
+		spec.Frontend.Service.Port = gw.Spec.Listeners[i].Port
+	}
+	if i := slices.IndexFunc(gw.Spec.Listeners, func(l gwv1.Listener) bool { return l.Protocol == gwv1.HTTPSProtocolType }); i >= 0 {
+		spec.Frontend.Service.HTTPSPort = gw.Spec.Listeners[i].Port
 	}
 	return spec
 }
@@ -238,19 +333,19 @@ func ownFarmSpec(gw *gwv1.Gateway, template *v1.WebFarm) v1.WebFarmSpec {
 // gatewayInputs reads what the translation of a Gateway needs.
 func gatewayInputs(ctx context.Context, c client.Reader, gw *gwv1.Gateway) (gateway.Inputs, error) {
 	in := gateway.Inputs{Gateway: gw, NamespaceLabels: map[string]map[string]string{},
-		Backends: map[string]map[types.NamespacedName]gateway.Backend{gateway.KindService: {}, gateway.KindAppPool: {}}}
+		SiteContents: map[types.NamespacedName]v1.SiteContentSpec{},
+		Backends:     map[string]map[types.NamespacedName]gateway.Backend{gateway.KindService: {}, gateway.KindAppPool: {}}}
 	farm, err := farmFacts(ctx, c, gw)
 	if err != nil {
 		return in, err
 	}
 	in.Farm = farm
-	var routes gwv1.HTTPRouteList
-	if err := c.List(ctx, &routes, client.MatchingFields{indexRouteGateways: gw.Namespace + "/" + gw.Name}); err != nil {
+	routes, err := routesOf(ctx, c, gw)
+	if err != nil {
 		return in, err
 	}
 	targets := map[string]bool{gw.Namespace: true}
-	for i := range routes.Items {
-		r := &routes.Items[i]
+	for _, r := range routes {
 		in.Routes = append(in.Routes, r)
 		for _, rule := range r.Spec.Rules {
 			for _, ref := range rule.BackendRefs {
@@ -266,9 +361,19 @@ func gatewayInputs(ctx context.Context, c client.Reader, gw *gwv1.Gateway) (gate
 				}
 			}
 		}
+		for _, name := range siteContentRefs(r) {
+			if err := addSiteContent(ctx, c, in.SiteContents, types.NamespacedName{Namespace: r.Namespace, Name: name}); err != nil {
+				return in, err
+			}
+		}
+	}
+	for _, l := range gw.Spec.Listeners {
+		if l.TLS != nil && len(l.TLS.CertificateRefs) > 0 && l.TLS.CertificateRefs[0].Namespace != nil {
+			targets[string(*l.TLS.CertificateRefs[0].Namespace)] = true
+		}
 	}
 	var namespaces corev1.NamespaceList
-	if err := c.List(ctx, &namespaces); err != nil {
+	if err := c.List(ctx, &namespaces, client.UnsafeDisableDeepCopy); err != nil {
 		return in, err
 	}
 	for _, ns := range namespaces.Items {
@@ -316,8 +421,43 @@ func addService(ctx context.Context, c client.Reader, backends map[string]map[ty
 	}
 	for _, p := range svc.Spec.Ports {
 		b.Ports = append(b.Ports, p.Port)
+		if p.TargetPort.Type == intstr.Int {
+			if b.TargetPorts == nil {
+				b.TargetPorts = map[int32]int32{}
+			}
+			b.TargetPorts[p.Port] = cmp.Or(p.TargetPort.IntVal, p.Port)
+		}
 	}
 	backends[gateway.KindService][key] = b
+	return nil
+}
+
+// siteContentRefs are the SiteContents a route's rules name (ExtensionRef
+// filters, of the route's namespace).
+func siteContentRefs(r *gwv1.HTTPRoute) []string {
+	var out []string
+	for _, rule := range r.Spec.Rules {
+		for _, f := range rule.Filters {
+			if ref := f.ExtensionRef; f.Type == gwv1.HTTPRouteFilterExtensionRef && ref != nil &&
+				string(ref.Group) == gateway.GroupWebFarm && string(ref.Kind) == gateway.KindSiteContent {
+				out = append(out, string(ref.Name))
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// addSiteContent records a SiteContent a route names, if it exists.
+func addSiteContent(ctx context.Context, c client.Reader, contents map[types.NamespacedName]v1.SiteContentSpec, key types.NamespacedName) error {
+	if _, seen := contents[key]; seen {
+		return nil
+	}
+	var sc v1.SiteContent
+	if err := c.Get(ctx, key, &sc); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	contents[key] = sc.Spec
 	return nil
 }
 
@@ -340,14 +480,16 @@ func farmFacts(ctx context.Context, c client.Reader, gw *gwv1.Gateway) (gateway.
 		f.Problem = fmt.Sprintf("WebFarm %s exists and is not this Gateway's: name it in infrastructure.parametersRef to serve the Gateway with it", name)
 		return f, nil
 	}
-	f.HTTPPort = farm.Spec.Frontend.Service.Port
-	if f.HTTPPort == 0 {
-		f.HTTPPort = 80
-	}
+	f.HTTPPort = cmp.Or(farm.Spec.Frontend.Service.Port, 80)
+	f.HTTPSPort = cmp.Or(farm.Spec.Frontend.Service.HTTPSPort, 443)
 	for _, s := range farm.Spec.Sites {
 		for _, h := range s.Hosts {
 			f.Hosts = append(f.Hosts, string(h))
+			if s.TLS.SecretName != "" {
+				f.TLSHosts = append(f.TLSHosts, string(h))
+			}
 		}
+		f.DefaultCertificate = f.DefaultCertificate || s.TLS.SecretName != ""
 	}
 	var svc corev1.Service
 	err := c.Get(ctx, client.ObjectKey{Namespace: gw.Namespace, Name: vocabulary.FrontendName(name)}, &svc)
@@ -392,8 +534,9 @@ func (r *GatewayReconciler) writeGatewayStatus(ctx context.Context, gw *gwv1.Gat
 	if equality.Semantic.DeepEqual(before.Status, gw.Status) {
 		return nil
 	}
-	// The operator alone writes a Gateway's status: no lock needed.
-	return r.Client.Status().Patch(ctx, gw, client.MergeFrom(before))
+	// The operator alone writes a Gateway's status: no lock needed. A
+	// Gateway deleted meanwhile has no status to write.
+	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, gw, client.MergeFrom(before)))
 }
 
 // mergeConditions sets each wanted condition, keeping the transition time
@@ -408,46 +551,95 @@ func mergeConditions(conds *[]metav1.Condition, want []metav1.Condition) {
 }
 
 // writeRouteStatuses sets, on each route, the parent statuses for this
-// Gateway; those of other parents (and other controllers) stay.
+// Gateway; those of other parents (and other controllers) stay. Only the
+// routes whose status changes are written, several at once, as a client of
+// the API server writes them (one Gateway is one work-queue key, so its
+// 20,000 routes would otherwise be written one after another). The routes
+// given are shared with the cache: a route is copied before it changes.
 func (r *GatewayReconciler) writeRouteStatuses(ctx context.Context, gw *gwv1.Gateway, routes []*gwv1.HTTPRoute,
 	parents map[types.NamespacedName][]gwv1.RouteParentStatus) error {
+	writes, ctx := errgroup.WithContext(ctx)
+	writes.SetLimit(max(r.StatusWriters, 1))
 	for _, route := range routes {
 		want := parents[types.NamespacedName{Namespace: route.Namespace, Name: route.Name}]
-		before := route.Status.DeepCopy()
-		var kept []gwv1.RouteParentStatus
-		for _, p := range route.Status.Parents {
-			if p.ControllerName == gateway.ControllerName && parentNamesGateway(p.ParentRef, route.Namespace, gw) {
-				continue
-			}
-			kept = append(kept, p)
-		}
-		for _, p := range want {
-			i := slices.IndexFunc(before.Parents, func(old gwv1.RouteParentStatus) bool {
-				return old.ControllerName == p.ControllerName && equality.Semantic.DeepEqual(old.ParentRef, p.ParentRef)
-			})
-			conds := []metav1.Condition{}
-			if i >= 0 {
-				conds = slices.Clone(before.Parents[i].Conditions)
-			}
-			mergeConditions(&conds, p.Conditions)
-			p.Conditions = conds
-			kept = append(kept, p)
-		}
-		if kept == nil {
-			kept = []gwv1.RouteParentStatus{}
-		}
-		route.Status.Parents = kept
-		if equality.Semantic.DeepEqual(*before, route.Status) {
+		if statusHolds(route, gw, want) {
 			continue
 		}
-		// Other controllers may write their own parents' entries: the
-		// update is refused if the route changed since it was read, and
-		// the reconcile runs again.
-		if err := r.Client.Status().Update(ctx, route); err != nil && !apierrors.IsNotFound(err) {
-			return err
+		status := routeStatus(route, gw, want)
+		if equality.Semantic.DeepEqual(route.Status, status) {
+			continue
 		}
+		writes.Go(func() error {
+			changed := route.DeepCopy()
+			changed.Status = status
+			// Other controllers may write their own parents' entries: the
+			// update is refused if the route changed since it was read, and
+			// the reconcile runs again.
+			if err := r.Client.Status().Update(ctx, changed); err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+			return nil
+		})
 	}
-	return nil
+	return writes.Wait()
+}
+
+// statusHolds: the route's status already says, for the Gateway, what is
+// wanted. It reads without copying: most of a Gateway's 20,000 routes are
+// up to date at each reconcile.
+func statusHolds(route *gwv1.HTTPRoute, gw *gwv1.Gateway, want []gwv1.RouteParentStatus) bool {
+	i := 0
+	for _, p := range route.Status.Parents {
+		if p.ControllerName != gateway.ControllerName || !parentNamesGateway(p.ParentRef, route.Namespace, gw) {
+			continue
+		}
+		if i >= len(want) || !equality.Semantic.DeepEqual(p.ParentRef, want[i].ParentRef) || len(p.Conditions) != len(want[i].Conditions) {
+			return false
+		}
+		for _, c := range want[i].Conditions {
+			have := meta.FindStatusCondition(p.Conditions, c.Type)
+			if have == nil || have.Status != c.Status || have.Reason != c.Reason || have.Message != c.Message ||
+				have.ObservedGeneration != c.ObservedGeneration {
+				return false
+			}
+		}
+		i++
+	}
+	return i == len(want)
+}
+
+// routeStatus is a route's status with the parent statuses wanted for the
+// Gateway, keeping each condition's transition time while its status holds;
+// the entries of other parents (and other controllers) stay. The route is
+// not changed.
+func routeStatus(route *gwv1.HTTPRoute, gw *gwv1.Gateway, want []gwv1.RouteParentStatus) gwv1.HTTPRouteStatus {
+	before := route.Status.Parents
+	var kept []gwv1.RouteParentStatus
+	for _, p := range before {
+		if p.ControllerName == gateway.ControllerName && parentNamesGateway(p.ParentRef, route.Namespace, gw) {
+			continue
+		}
+		kept = append(kept, *p.DeepCopy())
+	}
+	for _, p := range want {
+		p = *p.DeepCopy()
+		i := slices.IndexFunc(before, func(old gwv1.RouteParentStatus) bool {
+			return old.ControllerName == p.ControllerName && equality.Semantic.DeepEqual(old.ParentRef, p.ParentRef)
+		})
+		conds := []metav1.Condition{}
+		if i >= 0 {
+			conds = slices.Clone(before[i].Conditions)
+		}
+		mergeConditions(&conds, p.Conditions)
+		p.Conditions = conds
+		kept = append(kept, p)
+	}
+	if kept == nil {
+		kept = []gwv1.RouteParentStatus{}
+	}
+	status := *route.Status.DeepCopy()
+	status.Parents = kept
+	return status
 }
 
 // parentNamesGateway: a parentRef names the Gateway.
@@ -463,22 +655,31 @@ func parentNamesGateway(ref gwv1.ParentReference, routeNamespace string, gw *gwv
 	return kind == gateway.KindGateway && ns == gw.Namespace && string(ref.Name) == gw.Name
 }
 
-// gatewaySites are the sites a farm's Gateways' routes give it (nil when no
-// Gateway of the operator's classes names the farm).
-func gatewaySites(ctx context.Context, c client.Reader, farm *v1.WebFarm) ([]model.Site, error) {
+// gatewayServing is what a farm's Gateways give it to serve: their
+// routes' sites and their HTTPS listeners.
+type gatewayServing struct {
+	sites     []model.Site
+	listeners []model.TLSListener
+}
+
+// gatewaysServed is what the Gateways of the operator's classes that name
+// the farm give it (nothing when none does). The sites are shared with the
+// translations: read-only.
+func gatewaysServed(ctx context.Context, c client.Reader, t *Translations, farm *v1.WebFarm) (gatewayServing, error) {
+	var out gatewayServing
 	gateways, err := gatewaysOfFarm(ctx, c, farm.Namespace, farm.Name)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	var sites []model.Site
 	for _, gw := range gateways {
-		in, err := gatewayInputs(ctx, c, gw)
+		_, res, err := t.Translate(ctx, c, gw)
 		if err != nil {
-			return nil, err
+			return out, err
 		}
-		sites = append(sites, gateway.Attach(in).Sites...)
+		out.sites = append(out.sites, res.Sites...)
+		out.listeners = append(out.listeners, res.TLSListeners...)
 	}
-	return sites, nil
+	return out, nil
 }
 
 // gatewaysOfFarm lists the Gateways of the operator's classes in a
@@ -527,8 +728,10 @@ func templateOf(ctx context.Context, c client.Reader, farm *v1.WebFarm) (string,
 }
 
 // SetupGatewayAPI registers the Gateway API indexes and the leader's
-// GatewayClass and Gateway controllers.
-func SetupGatewayAPI(mgr ctrl.Manager, opts ControllerOptions) error {
+// GatewayClass and Gateway controllers; the Gateway controller shares the
+// translations with the farms' controllers and reads the frontends'
+// certificates from store.
+func SetupGatewayAPI(mgr ctrl.Manager, opts ControllerOptions, translations *Translations, store *observations.Store) error {
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &gwv1.HTTPRoute{}, indexRouteGateways, func(o client.Object) []string {
@@ -563,6 +766,15 @@ func SetupGatewayAPI(mgr ctrl.Manager, opts ControllerOptions) error {
 	}); err != nil {
 		return fmt.Errorf("indexing HTTPRoutes by backend: %w", err)
 	}
+	if err := idx.IndexField(ctx, &gwv1.HTTPRoute{}, indexRouteSiteContents, func(o client.Object) []string {
+		var out []string
+		for _, name := range siteContentRefs(o.(*gwv1.HTTPRoute)) {
+			out = append(out, o.GetNamespace()+"/"+name)
+		}
+		return out
+	}); err != nil {
+		return fmt.Errorf("indexing HTTPRoutes by SiteContent: %w", err)
+	}
 	c := mgr.GetClient()
 	allClasses := func(ctx context.Context, _ client.Object) []reconcile.Request {
 		var list gwv1.GatewayClassList
@@ -584,7 +796,7 @@ func SetupGatewayAPI(mgr ctrl.Manager, opts ControllerOptions) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("gateway").
 		For(&gwv1.Gateway{}).
 		Watches(&gwv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(m.allGateways)).
-		Watches(&gwv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(m.gatewaysOfRoute)).
+		Watches(&gwv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(m.gatewaysOfRoute), routeSpecChanged).
 		Watches(&gwv1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(m.allGateways)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(m.allGateways)).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(m.gatewaysOfService)).
@@ -592,8 +804,9 @@ func SetupGatewayAPI(mgr ctrl.Manager, opts ControllerOptions) error {
 		Watches(&v1.WebFarm{}, handler.EnqueueRequestsFromMapFunc(m.allGateways)).
 		Watches(&v1.AppPool{}, handler.EnqueueRequestsFromMapFunc(m.gatewaysInNamespace)).
 		Watches(&v1.CachePolicy{}, handler.EnqueueRequestsFromMapFunc(m.gatewaysInNamespace)).
+		Watches(&v1.SiteContent{}, handler.EnqueueRequestsFromMapFunc(m.gatewaysOfSiteContent)).
 		WithOptions(opts.controller()).
-		Complete(&GatewayReconciler{Client: c})
+		Complete(&GatewayReconciler{Client: c, Translations: translations, StatusWriters: opts.MaxConcurrentReconciles, Observations: store})
 }
 
 // gatewayMapper maps the objects a Gateway's translation reads to the
@@ -650,6 +863,21 @@ func (m gatewayMapper) gatewaysOfService(ctx context.Context, o client.Object) [
 	return out
 }
 
+// gatewaysOfSiteContent: the Gateways of the routes naming a SiteContent
+// (a change of it re-routes them, its deletion answers them 500).
+func (m gatewayMapper) gatewaysOfSiteContent(ctx context.Context, o client.Object) []reconcile.Request {
+	var routes gwv1.HTTPRouteList
+	if err := m.c.List(ctx, &routes, client.InNamespace(o.GetNamespace()),
+		client.MatchingFields{indexRouteSiteContents: o.GetNamespace() + "/" + o.GetName()}); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range routes.Items {
+		out = append(out, m.gatewaysOfRoute(ctx, &routes.Items[i])...)
+	}
+	return out
+}
+
 // watchFarmsOfGateways adds to a farm controller the watches of what a
 // Gateway's translation reads (gatewayInputs), each mapped to the farms
 // that serve the Gateways concerned: any change may change their sites.
@@ -669,11 +897,12 @@ func watchFarmsOfGateways(b *builder.Builder, c client.Reader) *builder.Builder 
 	}
 	return b.Watches(&gwv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(farmOfGateway)).
 		Watches(&gwv1.GatewayClass{}, farms(m.allGateways)).
-		Watches(&gwv1.HTTPRoute{}, farms(m.gatewaysOfRoute)).
+		Watches(&gwv1.HTTPRoute{}, farms(m.gatewaysOfRoute), routeSpecChanged).
 		Watches(&gwv1.ReferenceGrant{}, farms(m.allGateways)).
 		Watches(&corev1.Namespace{}, farms(m.allGateways)).
 		Watches(&corev1.Service{}, farms(m.gatewaysOfService)).
-		Watches(&v1.CachePolicy{}, farms(m.gatewaysInNamespace))
+		Watches(&v1.CachePolicy{}, farms(m.gatewaysInNamespace)).
+		Watches(&v1.SiteContent{}, farms(m.gatewaysOfSiteContent))
 }
 
 // farmsOf maps Gateways to the farms that serve them.

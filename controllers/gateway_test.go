@@ -99,8 +99,12 @@ func virtualHosts(nodeCluster string) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("no snapshot for %s", nodeCluster)
 	}
+	hosts, err := r.SiteVirtualHosts()
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	for _, vh := range r.Routes[0].VirtualHosts {
+	for _, vh := range hosts {
 		for _, d := range vh.Domains {
 			cluster := vh.Routes[len(vh.Routes)-1].GetRoute().GetCluster()
 			out = append(out, d+"->"+cluster)
@@ -414,6 +418,69 @@ func TestARouteGoesThroughTheCacheTierItsFilterNames(t *testing.T) {
 		}
 		if want := "[img.example->cache/static]"; fmt.Sprint(got) != want {
 			return fmt.Errorf("virtual hosts %v, want %s", got, want)
+		}
+		return nil
+	})
+}
+
+// A Gateway's HTTPS listener: its farm serves HTTPS on the listener's port,
+// its frontend pods mount the listener's Secret (the operator never reads
+// it), and a certificateRef that is not a core Secret is refused with
+// InvalidCertificateRef.
+func TestAGatewaysHTTPSListenerHasItsFarmMountItsSecret(t *testing.T) {
+	ns := newNamespace(t)
+	class := gatewayClass(t)
+	listener := func(name string, host gwv1.Hostname, kind gwv1.Kind) gwv1.Listener {
+		return gwv1.Listener{Name: gwv1.SectionName(name), Port: 8443, Protocol: gwv1.HTTPSProtocolType, Hostname: &host,
+			TLS: &gwv1.ListenerTLSConfig{CertificateRefs: []gwv1.SecretObjectReference{{Kind: &kind, Name: "edge-tls"}}}}
+	}
+	gw := &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"}, Spec: gwv1.GatewaySpec{
+		GatewayClassName: gwv1.ObjectName(class),
+		Listeners: []gwv1.Listener{{Name: "http", Port: 8080, Protocol: gwv1.HTTPProtocolType},
+			listener("https", "a.example", "Secret"), listener("wrong-kind", "b.example", "ConfigMap")},
+	}}
+	create(t, gw)
+	testutil.Eventually(t, 20*time.Second, func() error {
+		var farm v1.WebFarm
+		if err := get(&farm, ns, "edge"); err != nil {
+			return err
+		}
+		if farm.Spec.Frontend.Service.HTTPSPort != 8443 {
+			return fmt.Errorf("the farm serves HTTPS on %d, want the listener's 8443", farm.Spec.Frontend.Service.HTTPSPort)
+		}
+		var d appsv1.Deployment
+		if err := get(&d, ns, vocabulary.FrontendName("edge")); err != nil {
+			return err
+		}
+		var secrets []string
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			// Besides its control identity (identity_test.go).
+			if v.Secret != nil && v.Secret.SecretName != vocabulary.FrontendIdentityName("edge") {
+				secrets = append(secrets, v.Secret.SecretName)
+			}
+		}
+		if !slices.Equal(secrets, []string{"edge-tls"}) {
+			return fmt.Errorf("the frontend mounts Secrets %v, want [edge-tls] once", secrets)
+		}
+		var svc corev1.Service
+		if err := get(&svc, ns, vocabulary.FrontendName("edge")); err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Name == "https" && p.Port == 8443 }) {
+			return fmt.Errorf("the frontend Service's ports %+v have no https 8443", svc.Spec.Ports)
+		}
+		var g gwv1.Gateway
+		if err := get(&g, ns, "edge"); err != nil {
+			return err
+		}
+		got := map[string]string{}
+		for _, l := range g.Status.Listeners {
+			if c := meta.FindStatusCondition(l.Conditions, "ResolvedRefs"); c != nil {
+				got[string(l.Name)] = string(c.Status) + "/" + c.Reason
+			}
+		}
+		if got["https"] != "True/ResolvedRefs" || got["wrong-kind"] != "False/InvalidCertificateRef" {
+			return fmt.Errorf("listeners' ResolvedRefs: %v", got)
 		}
 		return nil
 	})

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // Event filters. Each reconciler writes its own status; without these filters
@@ -64,9 +66,54 @@ var poolRoutingChanged = builder.WithPredicates(predicate.Or(
 	}},
 ))
 
-// routesChanged passes creations, deletions and spec changes of a farm: what
-// decides which pools a cache tier fronts.
-var routesChanged = builder.WithPredicates(predicate.GenerationChangedPredicate{})
+// nodeClockChanged passes a Node's creation with a clock rate and changes of
+// its clock rate (vocabulary.NodeMHzLabel): a node's status reports every few
+// seconds and would otherwise re-render every farm with a worker on it. A
+// deleted node's workers leave the EndpointSlices by themselves.
+var nodeClockChanged = builder.WithPredicates(nodeClockFilter)
+
+var nodeClockFilter = predicate.Funcs{
+	CreateFunc: func(e event.CreateEvent) bool {
+		_, labelled := e.Object.GetLabels()[vocabulary.NodeMHzLabel]
+		return labelled
+	},
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetLabels()[vocabulary.NodeMHzLabel] != e.ObjectNew.GetLabels()[vocabulary.NodeMHzLabel]
+	},
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// routesChanged passes creations, deletions and spec changes of a farm, and
+// changes of the pools its Gateway routes send through a cache tier (a status
+// field the farm's reconcile writes): together they decide which pools a
+// cache tier fronts.
+var routesChanged = builder.WithPredicates(predicate.Or(
+	predicate.GenerationChangedPredicate{},
+	predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		before, okBefore := e.ObjectOld.(*v1.WebFarm)
+		after, okAfter := e.ObjectNew.(*v1.WebFarm)
+		return !okBefore || !okAfter || !slices.Equal(before.Status.GatewayCachedPools, after.Status.GatewayCachedPools)
+	}},
+))
+
+// poolRoutesChanged passes creations, deletions and spec changes of a farm,
+// and changes of the pools its Gateway routes send to, directly or through a
+// cache tier: together they decide who reaches a pool.
+var poolRoutesChanged = builder.WithPredicates(predicate.Or(
+	predicate.GenerationChangedPredicate{},
+	predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		before, okBefore := e.ObjectOld.(*v1.WebFarm)
+		after, okAfter := e.ObjectNew.(*v1.WebFarm)
+		return !okBefore || !okAfter || !slices.Equal(before.Status.GatewayAppPools, after.Status.GatewayAppPools) ||
+			!slices.Equal(before.Status.GatewayCachedPools, after.Status.GatewayCachedPools)
+	}},
+))
+
+// routeSpecChanged passes an HTTPRoute's creation, deletion and spec
+// changes: its translation reads no status, and the operator's own status
+// writes (one per route) would otherwise wake every Gateway controller again.
+var routeSpecChanged = builder.WithPredicates(predicate.GenerationChangedPredicate{})
 
 // batchDelay is how long a farm waits after a pool's readiness changes before
 // it reconciles: pools of a farm tend to change together (a rollout, a node

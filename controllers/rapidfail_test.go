@@ -59,7 +59,11 @@ func blogRoute(nodeCluster string) (*routev3.Route, error) {
 	if !ok {
 		return nil, fmt.Errorf("no snapshot for %s", nodeCluster)
 	}
-	for _, vh := range r.Routes[0].VirtualHosts {
+	hosts, err := r.SiteVirtualHosts()
+	if err != nil {
+		return nil, err
+	}
+	for _, vh := range hosts {
 		if vh.Name == "blog" {
 			return vh.Routes[0], nil
 		}

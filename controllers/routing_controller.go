@@ -1,15 +1,20 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -37,8 +42,15 @@ type RoutingReconciler struct {
 	// GatewayAPI: farms also route their Gateways' routes, so the
 	// controller watches Gateway API's objects.
 	GatewayAPI bool
+	// Translations of the Gateways, shared with the WebFarm and Gateway
+	// controllers (nil: each reconcile translates).
+	Translations *Translations
 	// Clock tells the time (nil: the real clock).
 	Clock clock.PassiveClock
+	// DefaultNodeMHz is the clock rate of a node without
+	// vocabulary.NodeMHzLabel (0: vocabulary.DefaultNodeMHz), as the
+	// autoscaler counts it: a pool's workers get requests by their nodes' clocks.
+	DefaultNodeMHz float64
 
 	retired retiredClusters
 
@@ -46,6 +58,9 @@ type RoutingReconciler struct {
 	// farm keeps its routes (its pools' endpoints still follow the pods).
 	mu        sync.Mutex
 	lastFarms map[string]model.Farm
+	// hosts are each farm's rendered virtual hosts: a farm's routing
+	// renders the sites that changed (one reconcile of a farm at a time).
+	hosts map[string]*envoy.VirtualHosts
 }
 
 // retireAfter is how long a pool's cluster stays in a farm's snapshot after
@@ -55,6 +70,7 @@ type RoutingReconciler struct {
 const retireAfter = 30 * time.Second
 
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 
 func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var farm v1.WebFarm
@@ -62,6 +78,7 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		if apierrors.IsNotFound(err) {
 			r.mu.Lock()
 			delete(r.lastFarms, req.String())
+			delete(r.hosts, req.String())
 			r.mu.Unlock()
 			r.retired.forget(req.String() + " pools")
 			r.retired.forget(req.String() + " caches")
@@ -96,11 +113,49 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		client.MatchingLabels{vocabulary.LabelManagedBy: vocabulary.ManagedBy}); err != nil {
 		return ctrl.Result{}, err
 	}
-	routing, err := envoy.FarmRouting(f, pools, endpoints.FromSlices(endpointSlices.Items))
+	backends, err := r.weightedByClock(ctx, f, endpoints.FromSlices(endpointSlices.Items))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	routing, err := envoy.FarmRoutingReusing(f, pools, backends, r.virtualHosts(req.String()))
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: recheck}, r.XDS.Update(ctx, envoy.NodeCluster(f), routing)
+}
+
+// weightedByClock weighs the farm's pools' endpoints by the clock rates of
+// the nodes they run on (the Nodes' vocabulary.NodeMHzLabel).
+func (r *RoutingReconciler) weightedByClock(ctx context.Context, f model.Farm, b endpoints.Backends) (endpoints.Backends, error) {
+	clusters := make([]string, len(f.Pools))
+	for i, p := range f.Pools {
+		clusters[i] = vocabulary.PoolCluster(p)
+	}
+	clocks := endpoints.Clocks{ByNode: map[string]float64{}, Default: cmp.Or(r.DefaultNodeMHz, vocabulary.DefaultNodeMHz)}
+	for _, name := range b.Nodes(clusters) {
+		n := nodeMetadata()
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue // gone: its endpoints go next
+			}
+			return nil, err
+		}
+		clocks.ByNode[name] = endpoints.NodeMHz(n.Labels, clocks.Default)
+	}
+	return b.WeightedByClock(clusters, clocks), nil
+}
+
+// virtualHosts is a farm's memory of its rendered virtual hosts.
+func (r *RoutingReconciler) virtualHosts(farm string) *envoy.VirtualHosts {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.hosts == nil {
+		r.hosts = map[string]*envoy.VirtualHosts{}
+	}
+	if r.hosts[farm] == nil {
+		r.hosts[farm] = &envoy.VirtualHosts{}
+	}
+	return r.hosts[farm]
 }
 
 // FarmToRoute is the farm as its frontends route it: its model with the
@@ -123,11 +178,11 @@ func (r *RoutingReconciler) FarmToRoute(ctx context.Context, farm *v1.WebFarm) (
 		return model.Farm{}, false, nil
 	}
 	if r.GatewayAPI {
-		sites, err := gatewaySites(ctx, r.Client, farm)
+		served, err := gatewaysServed(ctx, r.Client, r.Translations, farm)
 		if err != nil {
 			return model.Farm{}, false, err
 		}
-		f = withGatewaySites(f, sites)
+		f = withGateways(f, served)
 	}
 	r.mu.Lock()
 	if r.lastFarms == nil {
@@ -139,9 +194,12 @@ func (r *RoutingReconciler) FarmToRoute(ctx context.Context, farm *v1.WebFarm) (
 	return f, true, nil
 }
 
-// withGatewaySites adds a Gateway's sites to a farm's model (a copy: the
-// model is shared) with the pools they route to.
-func withGatewaySites(f model.Farm, sites []model.Site) model.Farm {
+// withGateways adds what its Gateways give a farm to its model (a copy:
+// the model is shared): their HTTPS listeners, their routes' sites and the
+// pools these route to.
+func withGateways(f model.Farm, served gatewayServing) model.Farm {
+	f.GatewayListeners = slices.Concat(f.GatewayListeners, served.listeners)
+	sites := served.sites
 	if len(sites) == 0 {
 		return f
 	}
@@ -247,9 +305,12 @@ func (r *RoutingReconciler) PoolsOf(ctx context.Context, f model.Farm) (map[stri
 }
 
 // SetupWithManager runs the routing controller on every replica: it watches
-// farms, their AppPools and the EndpointSlices of the operator's pools and
-// cache tiers.
+// farms, their AppPools, the EndpointSlices of the operator's pools and
+// cache tiers, and the clock rates of the Nodes their workers run on.
 func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOptions) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &discoveryv1.EndpointSlice{}, indexSliceNodes, slicePoolNodes); err != nil {
+		return fmt.Errorf("indexing EndpointSlices by node: %w", err)
+	}
 	options := opts.controller()
 	everyReplica := false
 	options.NeedLeaderElection = &everyReplica
@@ -257,7 +318,10 @@ func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOp
 		Named("routing").
 		For(&v1.WebFarm{}, specOrMetadataChanged).
 		Watches(&v1.AppPool{}, handler.EnqueueRequestsFromMapFunc(r.farmsOfPool), poolRoutingChanged).
-		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.farmsBehind))
+		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.farmsBehind)).
+		// Only the Nodes' metadata: every replica caches it, and a Node's
+		// status (its images, its conditions) is most of its size.
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.farmsOnNode), builder.OnlyMetadata, nodeClockChanged)
 	if r.GatewayAPI {
 		b = watchFarmsOfGateways(b, r.Client)
 	}
@@ -278,6 +342,49 @@ func (r *RoutingReconciler) farmsBehind(ctx context.Context, o client.Object) []
 		return r.farmsWith(ctx, o.GetNamespace(), indexFarmPolicies, o.GetLabels()[vocabulary.LabelInstance])
 	}
 	return nil
+}
+
+// nodeMetadata is a Node's metadata, as the operator caches Nodes: their
+// labels say their clock rates.
+func nodeMetadata() *metav1.PartialObjectMetadata {
+	n := &metav1.PartialObjectMetadata{}
+	n.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+	return n
+}
+
+// indexSliceNodes indexes the EndpointSlices of pools by the nodes their
+// endpoints run on, so that a node's new clock rate finds the farms to re-weigh.
+const indexSliceNodes = "endpoints.nodeName"
+
+// slicePoolNodes are the nodes of a pool's EndpointSlice's endpoints (none
+// for a cache tier's, which the clocks do not weigh).
+func slicePoolNodes(o client.Object) []string {
+	s := o.(*discoveryv1.EndpointSlice)
+	if s.Labels[vocabulary.LabelComponent] != vocabulary.ComponentPool {
+		return nil
+	}
+	var nodes []string
+	for _, e := range s.Endpoints {
+		if e.NodeName != nil && *e.NodeName != "" {
+			nodes = append(nodes, *e.NodeName)
+		}
+	}
+	slices.Sort(nodes)
+	return slices.Compact(nodes)
+}
+
+// farmsOnNode maps a Node to the farms that route to a pool with a worker on it.
+func (r *RoutingReconciler) farmsOnNode(ctx context.Context, o client.Object) []reconcile.Request {
+	var endpointSlices discoveryv1.EndpointSliceList
+	if err := r.Client.List(ctx, &endpointSlices, client.MatchingFields{indexSliceNodes: o.GetName()}); err != nil {
+		return nil
+	}
+	var requests []reconcile.Request
+	for i := range endpointSlices.Items {
+		requests = append(requests, r.farmsBehind(ctx, &endpointSlices.Items[i])...)
+	}
+	slices.SortFunc(requests, func(a, b reconcile.Request) int { return cmp.Compare(a.String(), b.String()) })
+	return slices.Compact(requests)
 }
 
 // farmsWith lists the farms whose index field holds value.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -39,6 +41,22 @@ func endpoint(ip string, ready, serving, terminating bool) discoveryv1.Endpoint 
 
 // endpointsOf lists a cluster's endpoints in a farm's snapshot as "ip:port HEALTH".
 func endpointsOf(nodeCluster, cluster string) ([]string, error) {
+	return describeEndpoints(nodeCluster, cluster, func(e *endpointv3.LbEndpoint) string {
+		return corev3.HealthStatus_name[int32(e.HealthStatus)]
+	})
+}
+
+// weightsOf lists a cluster's endpoints in a farm's snapshot as "ip:port
+// weight" (0: no weight, an equal share).
+func weightsOf(nodeCluster, cluster string) ([]string, error) {
+	return describeEndpoints(nodeCluster, cluster, func(e *endpointv3.LbEndpoint) string {
+		return fmt.Sprint(e.GetLoadBalancingWeight().GetValue())
+	})
+}
+
+// describeEndpoints lists a cluster's endpoints in a farm's snapshot as
+// "ip:port " and what describe says of each.
+func describeEndpoints(nodeCluster, cluster string, describe func(*endpointv3.LbEndpoint) string) ([]string, error) {
 	r, ok := xdsServer.Routing(nodeCluster)
 	if !ok {
 		return nil, fmt.Errorf("no snapshot for %s", nodeCluster)
@@ -51,7 +69,7 @@ func endpointsOf(nodeCluster, cluster string) ([]string, error) {
 		for _, locality := range la.Endpoints {
 			for _, e := range locality.LbEndpoints {
 				a := e.GetEndpoint().GetAddress().GetSocketAddress()
-				out = append(out, fmt.Sprintf("%s:%d %s", a.GetAddress(), a.GetPortValue(), corev3.HealthStatus_name[int32(e.HealthStatus)]))
+				out = append(out, fmt.Sprintf("%s:%d %s", a.GetAddress(), a.GetPortValue(), describe(e)))
 			}
 		}
 		return out, nil
@@ -147,5 +165,62 @@ func TestAFarmsSnapshotFollowsItsPoolsEndpointSlices(t *testing.T) {
 			}
 			return nil
 		})
+	})
+}
+
+func TestAPoolsWorkersWeighTheirNodesClockRates(t *testing.T) {
+	ns := newNamespace(t)
+	a := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-a"}}
+	b := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-b"}}
+	create(t, a, b)
+	t.Cleanup(func() {
+		_ = k8sClient.Delete(context.Background(), a)
+		_ = k8sClient.Delete(context.Background(), b)
+	})
+	onNode := func(e discoveryv1.Endpoint, node string) discoveryv1.Endpoint {
+		e.NodeName = &node
+		return e
+	}
+	create(t, appPool(ns, "shop"), appPool(ns, "blog"), cachePolicy(ns, "static"), webFarm(ns, "contoso"),
+		endpointSlice(ns, "shop-pool-abcde", vocabulary.ComponentPool, "shop",
+			onNode(endpoint("10.0.0.1", true, true, false), a.Name), onNode(endpoint("10.0.0.2", true, true, false), b.Name)),
+		endpointSlice(ns, "static-cache-abcde", vocabulary.ComponentCache, "static",
+			onNode(endpoint("10.0.1.1", true, true, false), a.Name), onNode(endpoint("10.0.1.2", true, true, false), b.Name)))
+	node := ns + "/contoso"
+	want := func(cluster string, expected ...string) func() error {
+		return func() error {
+			got, err := weightsOf(node, cluster)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(got, expected) {
+				return fmt.Errorf("%s endpoints and weights %v, want %v", cluster, got, expected)
+			}
+			return nil
+		}
+	}
+	label := func(n *corev1.Node, mhz string) {
+		update(t, n, func() { n.Labels = map[string]string{vocabulary.NodeMHzLabel: mhz} })
+	}
+
+	t.Run("workers on unlabelled nodes share the pool's requests equally, without weights", func(t *testing.T) {
+		testutil.Eventually(t, 10*time.Second, want(vocabulary.PoolCluster("shop"), "10.0.0.1:8080 0", "10.0.0.2:8080 0"))
+	})
+	t.Run("labelling a node 550 MHz weighs its worker 550 to the other's default 2000", func(t *testing.T) {
+		label(a, "550")
+		testutil.Eventually(t, 10*time.Second, want(vocabulary.PoolCluster("shop"), "10.0.0.1:8080 11", "10.0.0.2:8080 40"))
+	})
+	t.Run("labelling the other node 900 MHz re-weighs them 550 to 900", func(t *testing.T) {
+		label(b, "900")
+		testutil.Eventually(t, 10*time.Second, want(vocabulary.PoolCluster("shop"), "10.0.0.1:8080 11", "10.0.0.2:8080 18"))
+	})
+	t.Run("nodes of equal clocks give equal shares again", func(t *testing.T) {
+		label(b, "550")
+		testutil.Eventually(t, 10*time.Second, want(vocabulary.PoolCluster("shop"), "10.0.0.1:8080 0", "10.0.0.2:8080 0"))
+	})
+	t.Run("a cache tier's endpoints keep equal shares whatever their nodes' clocks", func(t *testing.T) {
+		label(b, "900")
+		testutil.Eventually(t, 10*time.Second, want(vocabulary.PoolCluster("shop"), "10.0.0.1:8080 11", "10.0.0.2:8080 18"))
+		testutil.Eventually(t, 10*time.Second, want(vocabulary.CacheCluster("static"), "10.0.1.1:8080 0", "10.0.1.2:8080 0"))
 	})
 }

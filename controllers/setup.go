@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
@@ -25,6 +27,7 @@ import (
 	"webfarm.dev/operator/internal/activator"
 	"webfarm.dev/operator/internal/apply"
 	"webfarm.dev/operator/internal/cacheadmin"
+	"webfarm.dev/operator/internal/identity"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/vocabulary"
@@ -50,6 +53,13 @@ type ControllerOptions struct {
 	// is where the activator listens for requests to pools that start on
 	// demand.
 	ActivatorAddress string
+	// DefaultNodeMHz is the clock rate of a node without
+	// vocabulary.NodeMHzLabel (0: vocabulary.DefaultNodeMHz): the frontends
+	// weigh a pool's workers by their nodes' clocks.
+	DefaultNodeMHz float64
+	// Identity, when set, issues the farms' control identities; the
+	// activator then asks each frontend for its farm's certificate.
+	Identity *identity.Authority
 }
 
 func (o ControllerOptions) controller() controller.Options {
@@ -70,16 +80,19 @@ const (
 // rules in those namespaces alone).
 func CacheOptions(namespaces []string) cache.Options {
 	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{vocabulary.LabelManagedBy: vocabulary.ManagedBy})}
-	o := cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&appsv1.Deployment{}:            managed,
-		&corev1.ConfigMap{}:             managed,
-		&corev1.ServiceAccount{}:        managed,
-		&policyv1.PodDisruptionBudget{}: managed,
-		// EndpointSlices carry their Service's labels.
-		&discoveryv1.EndpointSlice{}: managed,
-		// Worker pods carry their pod template's labels (rapid-fail protection).
-		&corev1.Pod{}: managed,
-	}}
+	o := cache.Options{
+		DefaultTransform: withoutRouteManagedFields,
+		ByObject: map[client.Object]cache.ByObject{
+			&appsv1.Deployment{}:            managed,
+			&corev1.ConfigMap{}:             managed,
+			&corev1.ServiceAccount{}:        managed,
+			&policyv1.PodDisruptionBudget{}: managed,
+			&networkingv1.NetworkPolicy{}:   managed,
+			// EndpointSlices carry their Service's labels.
+			&discoveryv1.EndpointSlice{}: managed,
+			// Worker pods carry their pod template's labels (rapid-fail protection).
+			&corev1.Pod{}: managed,
+		}}
 	if len(namespaces) > 0 {
 		o.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range namespaces {
@@ -87,6 +100,18 @@ func CacheOptions(namespaces []string) cache.Options {
 		}
 	}
 	return o
+}
+
+// withoutRouteManagedFields drops the managedFields of HTTPRoutes before
+// they are cached: the operator never applies routes (its applier reads the
+// managedFields of what it applies), and they are about half of a small
+// object: with 20,000 routes, memory. A transform of every informer, not of
+// HTTPRoutes' alone: that would need Gateway API installed to start.
+func withoutRouteManagedFields(o any) (any, error) {
+	if r, ok := o.(*gwv1.HTTPRoute); ok {
+		r.SetManagedFields(nil)
+	}
+	return o, nil
 }
 
 // The metrics endpoint checks each scraper's token and its right to the path.
@@ -131,8 +156,9 @@ func SetupAll(mgr ctrl.Manager, models *model.Models, opts ControllerOptions) (O
 	c, recorder := mgr.GetClient(), mgr.GetEventRecorder("webfarm-operator")
 	applier := &apply.Applier{Client: c}
 	o := Observations{Store: &observations.Store{}, Farms: &observations.Notifier{}, Pools: &observations.Notifier{}, Policies: &observations.Notifier{}}
-	if err := (&WebFarmReconciler{Client: c, Applier: applier, Models: models, Recorder: recorder, GatewayAPI: opts.GatewayAPI,
-		Observations: o.Store, Notifier: o.Farms}).SetupWithManager(mgr, opts); err != nil {
+	translations := &Translations{}
+	if err := (&WebFarmReconciler{Client: c, Applier: applier, Models: models, Recorder: recorder, GatewayAPI: opts.GatewayAPI, Translations: translations,
+		Observations: o.Store, Notifier: o.Farms, XDS: opts.XDS, Identity: opts.Identity, Clock: opts.Clock}).SetupWithManager(mgr, opts); err != nil {
 		return none, err
 	}
 	if err := (&AppPoolReconciler{Client: c, APIReader: mgr.GetAPIReader(), Applier: applier, Models: models, Recorder: recorder,
@@ -149,17 +175,23 @@ func SetupAll(mgr ctrl.Manager, models *model.Models, opts ControllerOptions) (O
 		coldStart := func(namespace, pool string, took time.Duration) {
 			poolColdStart.WithLabelValues(namespace, pool).Observe(took.Seconds())
 		}
-		if err := mgr.Add(activator.NewServer(opts.ActivatorAddress, c, platform.ActivationTimeout, coldStart)); err != nil {
+		var tlsConfig *tls.Config
+		if opts.Identity != nil {
+			tlsConfig = opts.Identity.ServerTLS()
+		}
+		if err := mgr.Add(activator.NewServer(c, activator.ServerOptions{Address: opts.ActivatorAddress, Timeout: platform.ActivationTimeout,
+			ColdStart: coldStart, TLS: tlsConfig, FarmPoolsIndex: IndexFarmPools})); err != nil {
 			return none, err
 		}
 	}
 	if opts.GatewayAPI {
-		if err := SetupGatewayAPI(mgr, opts); err != nil {
+		if err := SetupGatewayAPI(mgr, opts, translations, o.Store); err != nil {
 			return none, err
 		}
 	}
 	if opts.XDS != nil {
-		if err := (&RoutingReconciler{GatewayAPI: opts.GatewayAPI, Client: c, Models: models, XDS: opts.XDS, Clock: opts.Clock}).SetupWithManager(mgr, opts); err != nil {
+		if err := (&RoutingReconciler{GatewayAPI: opts.GatewayAPI, Translations: translations, Client: c, Models: models, XDS: opts.XDS, Clock: opts.Clock,
+			DefaultNodeMHz: opts.DefaultNodeMHz}).SetupWithManager(mgr, opts); err != nil {
 			return none, err
 		}
 	}

@@ -133,7 +133,10 @@ func finish[T statusObject](ctx context.Context, c client.Client, recorder event
 	if counted != nil {
 		patch = client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
 	}
-	if err := c.Status().Patch(ctx, obj, patch); err != nil {
+	switch err := c.Status().Patch(ctx, obj, patch); {
+	case apierrors.IsNotFound(err):
+		return nil // deleted meanwhile (a Gateway's farm goes with it): nothing to report
+	case err != nil:
 		return errors.Join(reconcileErr, fmt.Errorf("writing status: %w", err))
 	}
 	if counted != nil {

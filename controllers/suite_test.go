@@ -22,6 +22,7 @@ import (
 
 	"webfarm.dev/operator/controllers"
 	"webfarm.dev/operator/internal/collect/autoscaler"
+	"webfarm.dev/operator/internal/identity"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/operator"
 	"webfarm.dev/operator/internal/testutil"
@@ -39,7 +40,9 @@ var (
 	operatorClient client.Client
 	platform       = model.Platform{
 		Images:  model.Images{Envoy: "localhost/webfarm-envoy:1.40.0", Nginx: "localhost/webfarm-nginx:1.22.1", CacheAgent: "localhost/webfarm-operator:dev", PullPolicy: "IfNotPresent"},
-		XDSHost: "webfarm-operator-xds.webfarm-system.svc", XDSPort: 18000,
+		XDSHost: "webfarm-operator-xds.webfarm-system.svc", XDSPort: 18000, ControlTLS: true,
+		// As the operator runs by default: every pool and tier isolated.
+		Isolation: &model.Isolation{OperatorNamespace: "webfarm-system", OperatorPodLabels: map[string]string{"app.kubernetes.io/name": "webfarm-operator"}},
 	}
 	namespaceCounter atomic.Int32
 	// promStub answers the running operator's Prometheus queries as each
@@ -114,7 +117,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	xdsServer = xds.NewServer("127.0.0.1:0")
+	xdsServer = xds.NewServer("127.0.0.1:0", nil)
 	if err := mgr.Add(xdsServer); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -126,8 +129,13 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	authority, err := testAuthority()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	if err := operator.Setup(mgr, platform, operator.Options{
-		Controllers: controllers.ControllerOptions{MaxConcurrentReconciles: 2, XDS: xdsServer, Clock: operatorClock},
+		Controllers: controllers.ControllerOptions{MaxConcurrentReconciles: 2, XDS: xdsServer, Clock: operatorClock, Identity: authority},
 		Prometheus:  promv1.NewAPI(promClient), CPUMonitorInterval: time.Hour,
 		Autoscale: autoscaler.Options{Interval: 500 * time.Millisecond, DefaultNodeMHz: 2000},
 	}); err != nil {
@@ -145,6 +153,23 @@ func run(m *testing.M) int {
 		return 1
 	}
 	return code
+}
+
+// identityLifetime is the farms' identities' lifetime in these tests.
+const identityLifetime = time.Hour
+
+// testAuthority issues the farms' identities on the operator's clock, from
+// a CA of the test run's own.
+func testAuthority() (*identity.Authority, error) {
+	certPEM, keyPEM, err := identity.NewCA(operatorClock.Now())
+	if err != nil {
+		return nil, err
+	}
+	ca, err := identity.ParseCA(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	return identity.NewAuthority(ca, []string{platform.XDSHost}, identityLifetime, operatorClock.Now)
 }
 
 // zapLevel keeps the operator's logs quiet unless WEBFARM_TEST_LOG=debug.

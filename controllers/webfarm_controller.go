@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -22,11 +23,13 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
+	"webfarm.dev/operator/internal/identity"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/vocabulary"
+	"webfarm.dev/operator/internal/xds"
 )
 
 // WebFarmReconciler turns a WebFarm into its Envoy frontend: a Deployment, its
@@ -41,13 +44,27 @@ type WebFarmReconciler struct {
 	Platform model.Platform
 	Recorder events.EventRecorder
 	// Observations, when set, holds what the farms' frontends made of their
-	// certificates (CertificatesReady).
+	// certificates (CertificatesReady) and which configuration each runs
+	// (ConfigAccepted).
 	Observations *observations.Store
-	// Notifier, when set, names farms whose certificates changed.
+	// Notifier, when set, names farms whose certificates or frontends'
+	// configurations changed.
 	Notifier *observations.Notifier
+	// XDS, when set, is this replica's xDS server: the version it serves
+	// each farm and the last configuration a farm's Envoy refused.
+	XDS *xds.Server
 	// GatewayAPI: the farm's status counts its Gateways' routes, so the
 	// controller watches Gateway API's objects.
 	GatewayAPI bool
+	// Translations of the Gateways, shared with the routing and Gateway
+	// controllers (nil: each reconcile translates).
+	Translations *Translations
+	// Identity, when set, issues each farm's control identity (the
+	// frontends' client certificate for xDS and the activator).
+	Identity *identity.Authority
+	// Clock tells when identities are due (nil: the real clock).
+	Clock      clock.PassiveClock
+	identities farmIdentities
 }
 
 // +kubebuilder:rbac:groups=webfarm.dev,resources=webfarms,verbs=get;list;watch
@@ -67,18 +84,42 @@ func (r *WebFarmReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 				r.Models.ForgetFarm(req.NamespacedName)
 			}
 			recordStartupBlocked("WebFarm", req.Namespace, req.Name, "")
+			r.identities.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	before := farm.DeepCopy()
-	m, invalid := r.FarmModel(farm)
-	// What the frontends serve holds while reconciliation is paused too.
-	r.setCertificates(farm, m, invalid)
-	if paused, err := syncPaused(ctx, r.Client, before, farm); paused || err != nil {
+	// The identity is renewed whatever the spec or pause: the frontends
+	// keep talking to the operator.
+	renewIn, err := r.syncIdentity(ctx, farm)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
-	v, err := r.reconcile(ctx, farm, m, invalid)
-	return ctrl.Result{}, finish(ctx, r.Client, r.Recorder, before, farm, v, err, nil)
+	before := farm.DeepCopy()
+	m, invalid := r.FarmModel(farm)
+	var served gatewayServing
+	if r.GatewayAPI && invalid == nil {
+		var err error
+		if served, err = gatewaysServed(ctx, r.Client, r.Translations, farm); err != nil {
+			return ctrl.Result{}, err
+		}
+		// The frontend mounts its Gateways' certificates; their routes
+		// reach it over xDS (a tenant's change rolls no frontend).
+		m.GatewayListeners = served.listeners
+	}
+	// What the frontends serve holds while reconciliation is paused too.
+	r.setCertificates(farm, m, invalid)
+	r.setFrontendConfig(farm)
+	if paused, err := syncPaused(ctx, r.Client, before, farm); paused || err != nil {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: renewIn}, nil
+	}
+	v, err := r.reconcile(ctx, farm, m, served, invalid)
+	if err := finish(ctx, r.Client, r.Recorder, before, farm, v, err, nil); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: renewIn}, nil
 }
 
 // FarmModel is the model the reconciler renders the farm from, or why its
@@ -97,9 +138,9 @@ func modelsOr(models *model.Models, p model.Platform) *model.Models {
 }
 
 // reconcile applies the farm's children from its model m and fills its
-// status figures; invalid says why its spec does not resolve. The error is
-// one worth retrying.
-func (r *WebFarmReconciler) reconcile(ctx context.Context, farm *v1.WebFarm, m model.Farm, invalid error) (verdict, error) {
+// status figures, counting what its Gateways give it (served); invalid says
+// why its spec does not resolve. The error is one worth retrying.
+func (r *WebFarmReconciler) reconcile(ctx context.Context, farm *v1.WebFarm, m model.Farm, served gatewayServing, invalid error) (verdict, error) {
 	if invalid != nil {
 		// The children keep their last good configuration.
 		return verdict{Reason: v1.ReasonInvalidSpec, Message: invalid.Error()}, nil
@@ -117,18 +158,12 @@ func (r *WebFarmReconciler) reconcile(ctx context.Context, farm *v1.WebFarm, m m
 				Message: "the template of the farms of GatewayClass " + class + "'s Gateways: it runs no frontend"}, nil
 		}
 	}
-	// The routes of the farm's Gateways count as its sites in the status;
-	// the frontend's Deployment is rendered from the spec's alone (routes
-	// reach it over xDS: a tenant's change rolls no frontend).
+	// The routes of the farm's Gateways count as its sites in the status.
 	routed := m
 	if r.GatewayAPI {
-		sites, err := gatewaySites(ctx, r.Client, farm)
-		if err != nil {
-			return failed(err)
-		}
-		routed = withGatewaySites(m, sites)
-		farm.Status.GatewayAppPools = gatewayPools(sites)
-		farm.Status.GatewayCachedPools = gatewayCachedPools(sites)
+		routed = withGateways(m, gatewayServing{sites: served.sites})
+		farm.Status.GatewayAppPools = gatewayPools(served.sites)
+		farm.Status.GatewayCachedPools = gatewayCachedPools(served.sites)
 	}
 	farm.Status.HostCount = int32(routed.HostCount())
 	farm.Status.PoolCount = int32(len(routed.Pools))

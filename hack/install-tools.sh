@@ -20,7 +20,9 @@
 # and cainjector as one binary built from github.com/cert-manager/cert-manager,
 # hack/tools/cert-manager; the e2e suite's cert-manager images), echo-basic (the
 # Gateway API conformance suite's backend server, built from its module at the
-# version go.mod requires; the conformance run's echo-basic image).
+# version go.mod requires; the conformance run's echo-basic image), kube-router
+# (its network policy controller enforces NetworkPolicy on the local cluster
+# when hack/cluster/up.sh is asked to; built from its module).
 # The downloads and package installs run in the background, and so does the
 # Kubernetes build, beside the other Go builds (one after the other); each tool
 # has its own lock, so installers of different tools run at once.
@@ -330,6 +332,23 @@ build_prometheus_operator() {
   link prometheus-operator/bundle.yaml "$out/bundle.yaml"
 }
 
+# install_kube_router: kube-router (the local cluster's NetworkPolicy
+# enforcement: its network policy controller alone), as go_install would
+# build it, plus the version and build date its release builds stamp (it
+# logs them, and compares the version with its upgrade notes).
+install_kube_router() {
+  local out="$CACHE/kube-router-$KUBE_ROUTER_VERSION" tmp v=github.com/cloudnativelabs/kube-router/v2/pkg/version
+  if [ ! -x "$out/kube-router" ]; then
+    log "installing kube-router $KUBE_ROUTER_VERSION from the Go module proxy (first time: several minutes)"
+    tmp="$(build_dir "$out")"
+    CGO_ENABLED=0 GOBIN="$tmp" go install -trimpath \
+      -ldflags "-s -w -X $v.Version=$KUBE_ROUTER_VERSION -X $v.BuildDate=2024-03-03T00:00:00Z" \
+      "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@$KUBE_ROUTER_VERSION"
+    publish "$tmp" "$out" kube-router
+  fi
+  link k8s/kube-router "$out/kube-router"
+}
+
 # install_tool TOOL: under TOOL's own lock (two installers would build into
 # the same folders); a subshell, so that the lock goes with it.
 install_tool() (
@@ -353,7 +372,8 @@ install_tool() (
     syft) install_syft ;;
     cert-manager) build_cert_manager ;;
     echo-basic) build_echo_basic ;;
-    cluster-packages) apt_install containerd runc containernetworking-plugins iptables conntrack umoci skopeo ;;
+    kube-router) install_kube_router ;;
+    cluster-packages) apt_install containerd runc containernetworking-plugins iptables ipset conntrack umoci skopeo ;;
     wrk) apt_install wrk && link wrk "$(command -v wrk)" ;;
     h2load) apt_install nghttp2-client && link h2load "$(command -v h2load)" ;;
   esac
@@ -370,7 +390,7 @@ background=() builds=()
 for t in "${tools[@]}"; do
   case "$t" in
     envoy | envoy-arm64 | nginx | cluster-packages | wrk | h2load | kube) background+=("$t") ;;
-    etcd | coredns | controller-gen | helm | golangci-lint | promtool | prometheus | prometheus-operator | registry | cosign | syft | cert-manager | echo-basic) builds+=("$t") ;;
+    etcd | coredns | controller-gen | helm | golangci-lint | promtool | prometheus | prometheus-operator | registry | cosign | syft | cert-manager | echo-basic | kube-router) builds+=("$t") ;;
     *) die "unknown tool: $t" ;;
   esac
 done

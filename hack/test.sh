@@ -1,25 +1,27 @@
 #!/usr/bin/env bash
-# `make test`: the pinned tools, the generated-files check, the Go tests and a
-# short fuzz, then the end-to-end suite, with lint.
+# `make test`: the pinned tools, the generated-files check and the Go tests,
+# then the end-to-end suite (the Gateway API conformance run among its
+# tests), with lint and a short fuzz of every renderer.
 #
-# Two jobs that no test waits on run beside the others at the lowest CPU
+# Jobs that no test waits on run beside the others at the lowest CPU
 # priority (nice 19), so that they take only the CPU the tests leave idle
 # and never slow them down:
-#   - from the start, the tools only the end-to-end suite (and the Gateway API
-#     conformance run) needs are built (CoreDNS, the registry, Prometheus and
-#     its Operator, cert-manager, the conformance suite's echo-basic) and
-#     the cluster's Debian packages installed: their downloads go on while the
-#     other tools compile, their compiles while the Go tests wait;
-#   - while the end-to-end suite runs (it mostly waits on pods: the CPU is
-#     about two thirds idle), lint runs; its report is printed when both are
-#     done.
+#   - from the start, the tools only the end-to-end suite needs are built
+#     (CoreDNS, the registry, Prometheus and its Operator, cert-manager, the
+#     conformance suite's echo-basic, kube-router) and the cluster's Debian packages
+#     installed: their downloads go on while the other tools compile, their
+#     compiles while the Go tests wait;
+#   - while the end-to-end suite goes (it mostly waits on pods: the CPU is
+#     about two thirds idle), lint runs and every fuzz target runs for 30 s
+#     (three times `make fuzz-short`'s 10 s, at no cost in time: the suite
+#     lasts over 20 minutes); their reports are printed when it is done.
 # A fresh machine spends most of `make test` compiling: these overlaps are
 # what keep its first run within the hour on two cores (docs/development.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib/common.sh
 
-E2E_TOOLS=(coredns registry cluster-packages prometheus prometheus-operator cert-manager echo-basic)
+E2E_TOOLS=(coredns registry cluster-packages prometheus prometheus-operator cert-manager echo-basic kube-router)
 mkdir -p "$BIN"
 
 # in_background LOG COMMAND...: COMMAND at the lowest priority, its output
@@ -51,7 +53,6 @@ prepare=$job
 
 make tools gen-check
 go test ./... -count=1 -timeout 20m
-make fuzz-short
 
 finish "building the end-to-end suite's tools" "$prepare" "$prepare_log"
 
@@ -59,8 +60,15 @@ lint_log="$BIN/lint.log"
 log "lint runs in the background during the end-to-end suite (log: $lint_log)"
 in_background "$lint_log" make lint
 lint=$job
+fuzz_log="$BIN/fuzz.log"
+log "the renderers are fuzzed in the background during the end-to-end suite (log: $fuzz_log)"
+in_background "$fuzz_log" make fuzz FUZZTIME=30s FUZZMINIMIZETIME=0
+fuzz=$job
 
 make test-e2e
 
+finish "the fuzzing" "$fuzz" "$fuzz_log"
+# Each target's result with its last progress line (its executions).
+awk '/^fuzz: elapsed/ { last = $0 } /^(ok|FAIL)/ { print $0 "  (" last ")" }' "$fuzz_log"
 finish "lint" "$lint" "$lint_log"
 cat "$lint_log"

@@ -810,7 +810,8 @@ type Autoscaling struct {
 	MaxReplicas int32 `json:"maxReplicas,omitempty"`
 
 	// targetCPUUtilizationPercent is the share of the pool's cycles the expected
-	// load may use (the capacity-planning policy of 30 %).
+	// load may use (the capacity-planning policy of 30 %). A pool without
+	// autoscaling is planned at the default, 30 %.
 	//
 	// +optional
 	// +default=30
@@ -840,7 +841,9 @@ type Autoscaling struct {
 	FallbackReplicas *int32 `json:"fallbackReplicas,omitempty"`
 }
 
-// Capacity is what the autoscaler measured and decided.
+// Capacity is what the autoscaler measured and decided, for every pool it
+// measures: an autoscaled pool follows the recommendation, a pool of fixed
+// replicas gets it as a report (its replicas do not change).
 type Capacity struct {
 	// requestsPerSecond served by the pool.
 	//
@@ -857,12 +860,15 @@ type Capacity struct {
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	MegacyclesPerRequest string `json:"megacyclesPerRequest,omitempty"`
-	// requiredMegahertz is the cycles per second the load needs at the target utilisation.
+	// requiredMegahertz is the cycles per second the load needs at the target
+	// utilisation (autoscaling.targetCPUUtilizationPercent, or 30 % for a pool
+	// without autoscaling).
 	//
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	RequiredMegahertz string `json:"requiredMegahertz,omitempty"`
-	// recommendedReplicas is the autoscaler's latest recommendation.
+	// recommendedReplicas is the autoscaler's latest recommendation; for a
+	// pool without autoscaling it is a report: replicas still sets the workers.
 	//
 	// +optional
 	RecommendedReplicas *int32 `json:"recommendedReplicas,omitempty"`
@@ -913,7 +919,8 @@ type QueueStatus struct {
 // AppPoolStatus is the observed state of an application pool.
 type AppPoolStatus struct {
 	// conditions are Ready, Degraded, Stopped (health monitoring keeps the
-	// pool stopped), CPULimitExceeded, MetricsAvailable (autoscaled pools) and
+	// pool stopped), CPULimitExceeded, MetricsAvailable (whether the
+	// autoscaler could measure the pool, and what the figures need) and
 	// Paused.
 	//
 	// +optional
@@ -961,7 +968,8 @@ type AppPoolStatus struct {
 	// +optional
 	IdleSince *metav1.Time `json:"idleSince,omitempty"`
 
-	// capacity is the autoscaler's measurement and recommendation.
+	// capacity is the autoscaler's measurement and recommendation, for
+	// autoscaled pools and, as a report, for pools of fixed replicas.
 	//
 	// +optional
 	Capacity Capacity `json:"capacity,omitzero"`
@@ -1021,6 +1029,7 @@ type AppPoolStatus struct {
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Req/s",type=string,JSONPath=`.status.capacity.requestsPerSecond`
 // +kubebuilder:printcolumn:name="Mcycles/Req",type=string,JSONPath=`.status.capacity.megacyclesPerRequest`
+// +kubebuilder:printcolumn:name="Recommended",type=integer,JSONPath=`.status.capacity.recommendedReplicas`,priority=1
 // +kubebuilder:printcolumn:name="Rejected",type=integer,JSONPath=`.status.queue.rejected`,priority=1
 // +kubebuilder:printcolumn:name="Timed Out",type=integer,JSONPath=`.status.queue.timedOut`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

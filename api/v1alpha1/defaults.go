@@ -12,6 +12,9 @@ const (
 	DefaultConnectionTimeout  = "120s"
 	DefaultRequestTimeout     = "120s"
 	DefaultWebSocketIdle      = "300s"
+	DefaultHeadersTimeout     = "10s"
+	DefaultBodyTimeout        = "120s"
+	DefaultMaxHeadersKiB      = 16
 	DefaultFrontendCPU        = "500m"
 	DefaultFrontendMemory     = "256Mi"
 	DefaultAffinityCookieName = "WEBFARM_AFFINITY"

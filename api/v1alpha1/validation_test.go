@@ -55,6 +55,12 @@ var bases = map[string]string{
 		kind: CachePolicy
 		metadata: {name: cache}
 	`,
+	"SiteContent": `
+		apiVersion: webfarm.dev/v1alpha1
+		kind: SiteContent
+		metadata: {name: shop}
+		spec: {directory: shop}
+	`,
 }
 
 // repeated is n items, made by format from their index, separated by commas.
@@ -375,8 +381,15 @@ func TestAPIServerFillsInIISDefaults(t *testing.T) {
 		{"WebFarm spec.frontend.connectionTimeout is IIS's 120s", string(farm.Spec.Frontend.ConnectionTimeout), "120s"},
 		{"WebFarm spec.frontend.requestTimeout", string(farm.Spec.Frontend.RequestTimeout), v1.DefaultRequestTimeout},
 		{"WebFarm spec.frontend.webSocketIdleTimeout", string(farm.Spec.Frontend.WebSocketIdleTimeout), v1.DefaultWebSocketIdle},
+		{"WebFarm spec.frontend.clientLimits.requestHeadersTimeout", string(farm.Spec.Frontend.ClientLimits.RequestHeadersTimeout), v1.DefaultHeadersTimeout},
+		{"WebFarm spec.frontend.clientLimits.requestBodyTimeout", string(farm.Spec.Frontend.ClientLimits.RequestBodyTimeout), v1.DefaultBodyTimeout},
+		{"WebFarm spec.frontend.clientLimits.requestBodyTimeout is IIS's 120s", string(farm.Spec.Frontend.ClientLimits.RequestBodyTimeout), "120s"},
+		{"WebFarm spec.frontend.clientLimits.maxRequestHeadersKiB", farm.Spec.Frontend.ClientLimits.MaxRequestHeadersKiB, int32(v1.DefaultMaxHeadersKiB)},
+		{"WebFarm spec.frontend.clientLimits.maxRequestHeadersKiB is IIS's 16", farm.Spec.Frontend.ClientLimits.MaxRequestHeadersKiB, int32(16)},
+		{"WebFarm spec.frontend.clientLimits.perAddress stays unset", farm.Spec.Frontend.ClientLimits.PerAddress == v1.RequestRate{}, true},
 		{"WebFarm spec.frontend.keepAlive", derefBool(farm.Spec.Frontend.KeepAlive), true},
 		{"WebFarm spec.frontend.compression", derefBool(farm.Spec.Frontend.Compression), false},
+		{"WebFarm spec.frontend.debugHeaders", derefBool(farm.Spec.Frontend.DebugHeaders), false},
 		{"WebFarm spec.frontend.accessLog is left unset", farm.Spec.Frontend.AccessLog, v1.AccessLog{}},
 		{"WebFarm spec.frontend.accessLog.enabled", derefBool(loggedFarm.Spec.Frontend.AccessLog.Enabled), true},
 		{"WebFarm spec.frontend.accessLog.samplePercent", loggedFarm.Spec.Frontend.AccessLog.SamplePercent, int32(v1.DefaultAccessLogPercent)},

@@ -356,6 +356,16 @@ type Frontend struct {
 	// +default=false
 	Compression *bool `json:"compression,omitempty"`
 
+	// debugHeaders tells clients what served them, for debugging: each
+	// response from a pool carries X-Webfarm-Worker with the name of the
+	// worker pod that made it, and a Server header names Envoy. Off, clients
+	// get neither, nor the pools' Server header; the access log names the
+	// worker either way.
+	//
+	// +optional
+	// +default=false
+	DebugHeaders *bool `json:"debugHeaders,omitempty"`
+
 	// clientAddress says which address is the client's when load balancers
 	// or proxies stand in front of the frontend. Unset, it is the address
 	// that connects to the frontend, and X-Forwarded-For from clients is not
@@ -397,6 +407,90 @@ type Frontend struct {
 	//
 	// +optional
 	Placement Placement `json:"placement,omitzero"`
+
+	// clientLimits bound what one client can take of the frontend: the time
+	// and size of its request headers, the time of its request body and,
+	// when set, the requests per second of one address or one /24 network.
+	// Unset, the bounds' defaults apply and no client's rate is limited.
+	//
+	// +optional
+	// +default={}
+	ClientLimits ClientLimits `json:"clientLimits,omitzero"`
+}
+
+// ClientLimits contain greedy and slow clients: a client that sends its
+// headers or body slowly holds a connection no longer than the timeouts,
+// and one that floods gets 429 while others are served. Each Envoy replica
+// counts on its own: a farm of N frontend replicas admits up to N times a
+// rate.
+type ClientLimits struct {
+	// requestHeadersTimeout is how long a client has from a request's first
+	// byte to send all its headers; or gets 408 and its connection is
+	// closed (IIS: http.sys HeaderWaitTimeout). Short, so that slow-header
+	// clients cannot hold many connections.
+	//
+	// +optional
+	// +default="10s"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('5m'))",message="requestHeadersTimeout must be between 1s and 5m"
+	RequestHeadersTimeout Duration `json:"requestHeadersTimeout,omitempty"`
+
+	// requestBodyTimeout is how long a client has from a request's start
+	// to send all of it, body included, unless the answer has begun; else
+	// it gets 408 (IIS: http.sys EntityBody timeout, 120 s). A WebSocket is
+	// not bounded by it once upgraded.
+	//
+	// +optional
+	// +default="120s"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('1h'))",message="requestBodyTimeout must be between 1s and 1h"
+	RequestBodyTimeout Duration `json:"requestBodyTimeout,omitempty"`
+
+	// maxRequestHeadersKiB bounds a request's headers, request line
+	// included; a larger request gets 431 (IIS: http.sys MaxRequestBytes,
+	// 16 KiB).
+	//
+	// +optional
+	// +default=16
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=96
+	MaxRequestHeadersKiB int32 `json:"maxRequestHeadersKiB,omitempty"`
+
+	// perAddress limits the requests of each client address (as
+	// clientAddress finds it behind proxies) to each frontend replica
+	// (IIS: Dynamic IP Restrictions, deny by request rate). Over the limit
+	// a request gets 429 with Retry-After (a connection reset when
+	// unavailableResponse is L4). Unset: no limit.
+	//
+	// +optional
+	PerAddress RequestRate `json:"perAddress,omitzero"`
+
+	// perClassC limits the requests of each /24 network of clients (/56
+	// for IPv6), as sessionAffinity ClassC groups them, to each frontend
+	// replica: one network's flood from many addresses gets 429. Unset: no
+	// limit.
+	//
+	// +optional
+	PerClassC RequestRate `json:"perClassC,omitzero"`
+}
+
+// RequestRate is a token bucket: requestsPerSecond on average, burst at
+// once.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.burst) || self.burst >= self.requestsPerSecond",message="burst must be at least requestsPerSecond"
+type RequestRate struct {
+	// requestsPerSecond a client may send on average.
+	//
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	RequestsPerSecond int32 `json:"requestsPerSecond,omitempty"`
+
+	// burst is how many requests a client may send at once after a quiet
+	// spell. Unset: requestsPerSecond.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000000
+	Burst int32 `json:"burst,omitempty"`
 }
 
 // ClientAddress says how the frontend learns the client's address behind
@@ -637,8 +731,10 @@ type CachedPool struct {
 // WebFarmStatus is the observed state of a web farm.
 type WebFarmStatus struct {
 	// conditions are Ready (the frontend and every routed pool serve), Degraded,
-	// Paused and, with HTTPS sites, CertificatesReady (every frontend serves
-	// every site's certificate).
+	// Paused, ConfigAccepted (every frontend runs the routing configuration
+	// served; False with reason Rejected and Envoy's message when a frontend
+	// refused it) and, with HTTPS sites, CertificatesReady (every frontend
+	// serves every site's certificate).
 	//
 	// +optional
 	// +listType=map
@@ -692,6 +788,52 @@ type WebFarmStatus struct {
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	Address string `json:"address,omitempty"`
+
+	// frontendConfig is the version of the routing configuration the
+	// operator serves the farm's frontends, and the version each ready
+	// frontend runs; the ConfigAccepted condition sums it up.
+	//
+	// +optional
+	FrontendConfig FrontendConfigStatus `json:"frontendConfig,omitzero"`
+}
+
+// FrontendConfigStatus is which routing configuration a farm's frontends
+// are served and run.
+type FrontendConfigStatus struct {
+	// version is the configuration's version the operator serves (a digest
+	// of the farm's listeners, clusters, routes and endpoints).
+	//
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	Version string `json:"version,omitempty"`
+
+	// frontends are the ready frontends, each with the version it runs, by
+	// pod name (the first 100).
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=pod
+	// +kubebuilder:validation:MaxItems=100
+	Frontends []FrontendVersion `json:"frontends,omitempty"`
+}
+
+// FrontendVersion is the routing configuration one frontend runs.
+type FrontendVersion struct {
+	// pod names the frontend's pod.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Pod string `json:"pod,omitempty"`
+
+	// version is the configuration's version the frontend runs: that of its
+	// latest accepted update.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	Version string `json:"version,omitempty"`
 }
 
 // WebFarm is a set of web sites served by an Envoy frontend that routes each

@@ -17,6 +17,7 @@ import (
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/render/k8s"
+	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/testutil/localenvoy"
 	"webfarm.dev/operator/internal/vocabulary"
 )
@@ -28,6 +29,10 @@ type route struct {
 	proto    protocol
 	farm     bool
 	baseline bool
+	minimal  bool // the minimal Envoy, which the farm's overhead is measured against
+	// feature, in a run of features, names the feature this farm path goes
+	// without ("": the farm as rendered).
+	feature string
 	// url is the scheme and authority the client asks for: the server's in
 	// clear text, the site's over TLS (then the client connects to addr).
 	url    string
@@ -44,6 +49,8 @@ const readyTimeout = 20 * time.Second
 // stops every process it started before it returns, also on error or Ctrl-C.
 func bench(ctx context.Context, o options, dir string) (*report, error) {
 	rep := &report{o: o, start: time.Now(), machine: benchkit.Machine()}
+	rep.loadBefore = loadAverage("before the run")
+	defer func() { rep.loadAfter = loadAverage("after the run") }()
 	var procs servers
 	defer procs.stopAll()
 
@@ -102,6 +109,18 @@ func bench(ctx context.Context, o options, dir string) (*report, error) {
 	return rep, nil
 }
 
+// loadAverage logs and returns the machine's load average ("" when it
+// cannot be read: the report says unknown).
+func loadAverage(when string) string {
+	avg, err := benchkit.LoadAverage()
+	if err != nil {
+		logf("load average %s: %v", when, err)
+		return ""
+	}
+	logf("load average (1, 5, 15 min) %s: %s", when, avg)
+	return avg
+}
+
 // writeFiles writes the workloads' files and the clients' inputs (by
 // workload name) into dir.
 func writeFiles(dir string, ws []workload) (map[string]loadInput, error) {
@@ -125,24 +144,30 @@ func writeFiles(dir string, ws []workload) (map[string]loadInput, error) {
 	return inputs, nil
 }
 
-// farmVariants are the farm paths of a run: as rendered, then either the
-// tuned one or one per tuning step.
+// farmVariants are the farm paths of a run: as rendered, then the tuned
+// one, or one per tuning step, or one per feature.
 func farmVariants(o options) []variant {
 	variants := []variant{{}}
-	if len(o.steps) > 0 {
+	switch {
+	case len(o.steps) > 0:
 		var sum []setting
 		for _, step := range o.steps {
 			sum = append(slices.Clone(sum), step...)
 			variants = append(variants, variant{settings: sum, added: len(step)})
 		}
-	} else if len(o.tuning) > 0 {
+	case o.features:
+		for _, f := range features {
+			variants = append(variants, variant{settings: f.off, feature: f.name})
+		}
+	case len(o.tuning) > 0:
 		variants = append(variants, variant{settings: o.tuning})
 	}
 	return variants
 }
 
 // startRoutes starts the pool worker and every proxy in front of it. A run
-// of tuning steps has only farm routes.
+// of tuning steps has only farm routes, a run of features farm routes and
+// the minimal Envoy.
 func startRoutes(ctx context.Context, o options, dir string, procs *servers) ([]*route, *benchkit.Server, error) {
 	variants := farmVariants(o)
 	ports, err := benchkit.FreePorts(3)
@@ -166,7 +191,7 @@ func startRoutes(ctx context.Context, o options, dir string, procs *servers) ([]
 
 	var routes []*route
 	plain := slices.Contains(o.protocols, protoHTTP)
-	if len(o.steps) == 0 && plain {
+	if len(o.steps) == 0 && !o.features && plain {
 		routes = append(routes, &route{name: "bare nginx (the pool worker)", id: "bare", proto: protoHTTP, url: fmt.Sprintf("http://127.0.0.1:%d", layout.HTTPPort)})
 		proxy, err := startProxy(ctx, o, filepath.Join(dir, "proxy"), layout.HTTPPort, false, nil, procs)
 		if err != nil {
@@ -186,6 +211,13 @@ func startRoutes(ctx context.Context, o options, dir string, procs *servers) ([]
 		if err != nil {
 			return nil, nil, err
 		}
+		if len(o.steps) == 0 {
+			minimal, err := startMinimal(ctx, o, farm, filepath.Join(dir, "minimal"), layout.HTTPPort, nil, procs)
+			if err != nil {
+				return nil, nil, err
+			}
+			routes = append(routes, minimal...)
+		}
 		for i, v := range variants {
 			r, err := startFrontend(ctx, o, farm, poolModel, v, filepath.Join(dir, fmt.Sprintf("envoy-%d", i)), layout, nil, procs)
 			if err != nil {
@@ -195,7 +227,7 @@ func startRoutes(ctx context.Context, o options, dir string, procs *servers) ([]
 		}
 	}
 	if slices.Contains(o.protocols, protoHTTPS) || slices.Contains(o.protocols, protoH2) {
-		tlsRoutes, err := startTLSRoutes(ctx, o, dir, poolModel, layout, procs)
+		tlsRoutes, err := startTLSRoutes(ctx, o, dir, poolModel, layout, variants, procs)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -204,28 +236,44 @@ func startRoutes(ctx context.Context, o options, dir string, procs *servers) ([]
 	return routes, pool, nil
 }
 
-// startTLSRoutes starts the HTTPS contenders, both with the same
-// certificate: the nginx proxy with TLS (the baseline) and the farm's
-// frontend with a TLS site, each reached over HTTPS and HTTP/2.
-func startTLSRoutes(ctx context.Context, o options, dir string, poolModel model.Pool, layout benchkit.PoolLayout, procs *servers) ([]*route, error) {
+// startTLSRoutes starts the HTTPS contenders, all with the same
+// certificate: the nginx proxy with TLS (the baseline), the minimal Envoy
+// and the farm's frontend with a TLS site, each reached over HTTPS and
+// HTTP/2. A run of features has no proxy and a farm path per feature.
+func startTLSRoutes(ctx context.Context, o options, dir string, poolModel model.Pool, layout benchkit.PoolLayout, variants []variant, procs *servers) ([]*route, error) {
 	cert, err := newCertificate()
 	if err != nil {
 		return nil, err
 	}
-	proxy, err := startProxy(ctx, o, filepath.Join(dir, "proxy-tls"), layout.HTTPPort, false, cert, procs)
-	if err != nil {
-		return nil, err
+	var proxy []*route
+	if !o.features {
+		if proxy, err = startProxy(ctx, o, filepath.Join(dir, "proxy-tls"), layout.HTTPPort, false, cert, procs); err != nil {
+			return nil, err
+		}
+		variants = variants[:1] // the farm as rendered: the tuning is measured in clear text
 	}
 	farm, err := benchTLSFarm()
 	if err != nil {
 		return nil, err
 	}
-	front, err := startFrontend(ctx, o, farm, poolModel, variant{}, filepath.Join(dir, "envoy-tls"), layout, cert, procs)
+	minimal, err := startMinimal(ctx, o, farm, filepath.Join(dir, "minimal-tls"), layout.HTTPPort, cert, procs)
 	if err != nil {
 		return nil, err
 	}
+	var fronts []*route
+	for i, v := range variants {
+		dir := filepath.Join(dir, "envoy-tls")
+		if i > 0 {
+			dir += fmt.Sprintf("-%d", i)
+		}
+		front, err := startFrontend(ctx, o, farm, poolModel, v, dir, layout, cert, procs)
+		if err != nil {
+			return nil, err
+		}
+		fronts = append(fronts, front...)
+	}
 	var out []*route
-	for _, r := range append(proxy, front...) {
+	for _, r := range slices.Concat(proxy, minimal, fronts) {
 		if slices.Contains(o.protocols, r.proto) {
 			out = append(out, r)
 		}
@@ -238,13 +286,13 @@ func startTLSRoutes(ctx context.Context, o options, dir string, poolModel model.
 func measureWorkload(ctx context.Context, o options, w workload, p protocol, routes []*route, pool *benchkit.Server, in loadInput) (*workloadResult, error) {
 	res := &workloadResult{w: w, proto: p}
 	for _, r := range routes {
-		res.routes = append(res.routes, &routeResult{name: r.name, farm: r.farm, baseline: r.baseline, hop: r.front != nil})
+		res.routes = append(res.routes, &routeResult{name: r.name, farm: r.farm, baseline: r.baseline, minimal: r.minimal, hop: r.front != nil})
 	}
 	// A route that answers wrongly (a status other than 2xx/3xx, a reset)
 	// has no figures worth reporting: it is dropped from the workload and
 	// reported as failed, and the others go on. Only the baseline is needed.
 	failed := func(i int, err error) error {
-		if !errors.Is(err, benchkit.ErrWrongAnswers) || routes[i].baseline || len(o.steps) > 0 {
+		if !errors.Is(err, benchkit.ErrWrongAnswers) || routes[i].baseline || len(o.steps) > 0 || o.features {
 			return err
 		}
 		res.routes[i].failure = err.Error()
@@ -263,6 +311,11 @@ func measureWorkload(ctx context.Context, o options, w workload, p protocol, rou
 	if len(o.steps) > 0 {
 		var err error
 		res.steps, err = benchSteps(ctx, o, routes, pool, in, w)
+		return res, err
+	}
+	if o.features {
+		var err error
+		res.features, err = benchFeatures(ctx, o, routes, pool, in, w)
 		return res, err
 	}
 	for round := range o.rounds {
@@ -295,6 +348,15 @@ func startPool(ctx context.Context, o options, p model.Pool, l benchkit.PoolLayo
 	conf, err := benchkit.PoolConfig(p, l)
 	if err != nil {
 		return nil, err
+	}
+	// The scripts nginx.conf names (the queue timeout's), beside it as in a pod.
+	if err := os.MkdirAll(l.TmpDir, 0o755); err != nil {
+		return nil, err
+	}
+	for name, body := range nginx.PoolScripts(p) {
+		if err := os.WriteFile(filepath.Join(l.TmpDir, name), []byte(body), 0o644); err != nil {
+			return nil, err
+		}
 	}
 	s, err := startNginx(o.nginx, "pool nginx", l.TmpDir, conf, o.CPUs, procs)
 	if err != nil {
@@ -385,11 +447,15 @@ func startFrontend(ctx context.Context, o options, farm model.Farm, pool model.P
 		return nil, err
 	}
 	if len(tlsSites) > 0 {
-		routes := httpsRoutes(route{name: "farm with TLS: Envoy -> nginx, as rendered", id: filepath.Base(dir), farm: true, args: f.args,
+		name := "farm with TLS: Envoy -> nginx, as rendered"
+		if len(v.settings) > 0 {
+			name = "farm with TLS, " + strings.TrimPrefix(v.name(), "farm, ")
+		}
+		routes := httpsRoutes(route{name: name, id: filepath.Base(dir), farm: true, feature: v.feature, args: f.args,
 			addr: fmt.Sprintf("127.0.0.1:%d", ports[3]), front: s}, cert)
 		return routes, waitHTTPS(ctx, routes[0], s, o.workloads[0].files[0].path)
 	}
-	return []*route{{name: v.name(), id: filepath.Base(dir), proto: protoHTTP, farm: true, args: f.args, url: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), front: s}}, nil
+	return []*route{{name: v.name(), id: filepath.Base(dir), proto: protoHTTP, farm: true, feature: v.feature, args: f.args, url: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), front: s}}, nil
 }
 
 // farmFrontend is the farm's rendered frontend with the settings applied,
@@ -448,7 +514,8 @@ func renderedEnvoyArgs(farm model.Farm, configPath string) ([]string, error) {
 // variant is a farm path's bench-side tuning.
 type variant struct {
 	settings []setting
-	added    int // in a run of steps: the settings it adds to the step before (the last ones)
+	added    int    // in a run of steps: the settings it adds to the step before (the last ones)
+	feature  string // in a run of features: the feature it goes without
 }
 
 // name names a farm path by its settings; a tuning step by those it adds.

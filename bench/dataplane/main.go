@@ -49,6 +49,7 @@ type options struct {
 	proxyWorkers  int
 	tuning        []setting
 	steps         [][]setting // set: run the tuning steps instead of the comparison
+	features      bool        // run the features' table instead of the comparison
 	bufferedProxy bool
 	quietBelow    float64
 	hopCPUs       string // processors of the proxy hop (nginx proxy, Envoy); the client and the pool worker have client.CPUs
@@ -96,6 +97,7 @@ func parseFlags(args []string) (options, error) {
 	names := fs.String("workloads", "static-15k,webbench", "workloads to run: static-15k, webbench")
 	tuning := fs.String("tuning", recommended, "settings of the tuned farm path (comma-separated; 'none' for no tuned path); knobs: "+knobNames())
 	steps := fs.String("steps", "", "instead of the comparison, measure tuning steps: each step (comma-separated) adds its settings (joined by +) to the step before and is measured against it (-steps default: every knob in turn)")
+	fs.BoolVar(&o.features, "features", false, "instead of the comparison, measure each of the farm's features alone: the farm as rendered against the farm without it, and against the minimal Envoy, both loaded at once")
 	fs.BoolVar(&o.bufferedProxy, "buffered-proxy", true, "also measure an nginx proxy with proxy_buffering on (nginx's default; ingress-nginx turns it off), for reference")
 	fs.StringVar(&o.perfOut, "perf", "", "after the measurements, profile every proxy hop (nginx, Envoy) with perf under the first workload, and write perf's reports to this file")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, logs of nginx and Envoy); it is removed otherwise")
@@ -154,6 +156,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.steps, err = parseSteps(*steps); err != nil {
 		return o, err
+	}
+	if len(o.steps) > 0 && o.features {
+		return o, errors.New("-steps and -features are two runs of their own")
 	}
 	if len(o.steps) > 0 {
 		o.protocols = []protocol{protoHTTP} // the steps tune the clear-text farm

@@ -17,7 +17,10 @@ type report struct {
 	start     time.Time
 	wall      time.Duration
 	machine   string
-	results   []*workloadResult
+	// The machine's load average before and after the run: the other work
+	// beside it (benchkit.LoadAverage).
+	loadBefore, loadAfter string
+	results               []*workloadResult
 }
 
 type workloadResult struct {
@@ -25,11 +28,15 @@ type workloadResult struct {
 	proto  protocol
 	routes []*routeResult
 	steps  []*stepPair // a run of tuning steps
+	// features, in a run of features: the farm as rendered (after) against
+	// the farm without one feature (before), one pair per feature.
+	features []*stepPair
 }
 
 type routeResult struct {
 	name           string
 	farm, baseline bool
+	minimal        bool
 	hop            bool // a proxy stands between the client and the pool
 	samples        []sample
 	failure        string // why the route was dropped, if it was
@@ -104,9 +111,12 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "| Client | %s per measurement, %d interleaved rounds (medians shown), everything under nice 19 on 127.0.0.1; %s |\n",
 		o.duration, o.rounds, clients(o))
 	fmt.Fprintf(&b, "| Pool worker | nginx as `nginx.PoolConfig` renders it for a default AppPool (500m CPU: 1 worker process) |\n")
-	if len(o.steps) > 0 {
+	switch {
+	case o.features:
+		fmt.Fprintf(&b, "| Mode | features: the farm as rendered against the farm without one feature (and against the minimal Envoy), both loaded at once, both hops on the same processor |\n")
+	case len(o.steps) > 0:
 		fmt.Fprintf(&b, "| Mode | tuning steps: each farm path measured against the step before, both loaded at once, both hops on the same processor |\n")
-	} else {
+	default:
 		fmt.Fprintf(&b, "| Baseline | nginx proxy as ingress-nginx sets it up: %d worker process(es), upstream keep-alive 320 connections, 10,000 requests, 60 s; proxy_buffering off, 4 KB buffer; its access log (upstreaminfo format, a write per request), as the farm's frontend logs every request (a JSON line, buffered) |\n",
 			o.proxyWorkers)
 		if hasTLS(o) {
@@ -116,6 +126,9 @@ func (r *report) markdown() string {
 	}
 	fmt.Fprintf(&b, "| Farm | Envoy 1.40 from `envoy.Bootstrap` + `envoy.FarmRouting` (inlined statically), started as `k8s.Frontend` starts it: `%s` |\n",
 		strings.Join(shownArgs(r.envoyArgs), " "))
+	if len(o.steps) == 0 {
+		fmt.Fprintf(&b, "| Minimal Envoy | the same binary and arguments with a bootstrap of its own: a connection manager with one route to the pool worker and the router, nothing else (no request IDs, no access log, no x-envoy headers); TLS 1.3 from the same certificate's files |\n")
+	}
 	placement := "the scheduler's"
 	if o.hopCPUs != "" {
 		placement = fmt.Sprintf("proxy hop on CPU %s; client and pool worker on CPU %s", o.hopCPUs, o.CPUs)
@@ -124,9 +137,71 @@ func (r *report) markdown() string {
 	if r.wall > 0 {
 		fmt.Fprintf(&b, "| Benchmark wall time | %s |\n", r.wall.Round(time.Second))
 	}
+	fmt.Fprintf(&b, "| Load average (1, 5, 15 min) | before the run: %s; after: %s |\n", orUnknown(r.loadBefore), orUnknown(r.loadAfter))
 	for _, res := range r.results {
 		fmt.Fprintf(&b, "\n**%s; %s** (mean response %.1f KB)\n\n", res.w.title, res.proto.title(), res.w.meanSize()/kib)
 		b.WriteString(res.markdown())
+	}
+	b.WriteString(overheadMarkdown(r.results))
+	return b.String()
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// targetOverhead: the farm's frontend spends at most this multiple of the
+// minimal Envoy's CPU per request.
+const targetOverhead = 1.10
+
+// overhead is the farm's frontend against the minimal Envoy on one
+// workload and protocol.
+type overhead struct {
+	workload, protocol  string
+	farmCPU, minimalCPU time.Duration // medians per request
+	ratio               float64       // the median of the ratios within a round
+}
+
+// overheads pairs, in each workload and protocol, the farm as rendered (its
+// first farm route) with the minimal Envoy.
+func overheads(results []*workloadResult) []overhead {
+	var out []overhead
+	for _, res := range results {
+		farm := slices.IndexFunc(res.routes, func(r *routeResult) bool { return r.farm && len(r.samples) > 0 })
+		minimal := slices.IndexFunc(res.routes, func(r *routeResult) bool { return r.minimal && len(r.samples) > 0 })
+		if farm < 0 || minimal < 0 {
+			continue
+		}
+		f, m := res.routes[farm], res.routes[minimal]
+		out = append(out, overhead{
+			workload: res.w.title, protocol: res.proto.title(),
+			farmCPU: f.median().frontCPU, minimalCPU: m.median().frontCPU,
+			ratio: pairedRatio(f, m, func(s sample) float64 { return float64(s.frontCPU) }),
+		})
+	}
+	return out
+}
+
+// overheadMarkdown is the table of the farm's overhead ("" without a
+// minimal Envoy in the run).
+func overheadMarkdown(results []*workloadResult) string {
+	rows := overheads(results)
+	if len(rows) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n**Our overhead: the farm's frontend against the minimal Envoy** (Envoy CPU per request; target at most %.2fx)\n\n", targetOverhead)
+	b.WriteString("| Workload | Protocol | Farm, as rendered | Minimal Envoy | Ratio (median within rounds) | Target |\n")
+	b.WriteString("|---|---|---:|---:|---:|---|\n")
+	for _, o := range rows {
+		verdict := "MISS"
+		if o.ratio <= targetOverhead {
+			verdict = "PASS"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2fx | %s |\n", o.workload, o.protocol, benchkit.Micros(o.farmCPU), benchkit.Micros(o.minimalCPU), o.ratio, verdict)
 	}
 	return b.String()
 }
@@ -137,6 +212,9 @@ func (r *report) markdown() string {
 func (res *workloadResult) markdown() string {
 	if res.steps != nil {
 		return stepsMarkdown(res.steps)
+	}
+	if res.features != nil {
+		return featuresMarkdown(res.features)
 	}
 	var b strings.Builder
 	base := &routeResult{}

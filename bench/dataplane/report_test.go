@@ -85,9 +85,63 @@ func TestTheReportNamesEachTablesProtocolAndClient(t *testing.T) {
 		"HTTP/2: h2load, 8 connections with 4 requests in flight on each (ALPN h2)",
 		"| HTTPS | the same certificate for every path", "TLS_AES_128_GCM_SHA256 with X25519",
 		"**IIS 6 headline: one 15 KB file, keep-alive; HTTP/2 over TLS 1.3 (ALPN h2)**",
+		"| Minimal Envoy | the same binary and arguments",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the report lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// hopCPU is a route measured in rounds with these CPU times per request.
+func hopCPU(micros ...int) *routeResult {
+	r := &routeResult{}
+	for _, m := range micros {
+		r.samples = append(r.samples, sample{requestsPerSecond: 1000, frontCPU: time.Duration(m) * time.Microsecond})
+	}
+	return r
+}
+
+func TestOverheadMarkdown(t *testing.T) {
+	tests := []struct {
+		name          string
+		farm, minimal *routeResult
+		want          []string
+	}{
+		{"the ratio is the median of the rounds' ratios, and within 1.10x passes",
+			// Round ratios 1.05, 1.08, 1.2: the machine was busier in round 3 for the farm only.
+			hopCPU(105, 108, 120), hopCPU(100, 100, 100),
+			[]string{"| 108 µs | 100 µs | 1.08x | PASS |", "target at most 1.10x"}},
+		{"a farm above 1.10x the minimal Envoy misses",
+			hopCPU(150, 160), hopCPU(100, 100),
+			[]string{"| 1.55x | MISS |"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.farm.farm, tt.minimal.minimal = true, true
+			res := &workloadResult{w: headline, proto: protoH2, routes: []*routeResult{tt.minimal, tt.farm}}
+			out := overheadMarkdown([]*workloadResult{res})
+			for _, want := range append(tt.want, "| IIS 6 headline: one 15 KB file, keep-alive | HTTP/2 over TLS 1.3 (ALPN h2) |") {
+				if !strings.Contains(out, want) {
+					t.Errorf("the table lacks %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
+
+func TestOverheadIsLeftOutWithoutAMinimalEnvoy(t *testing.T) {
+	farm := hopCPU(100)
+	farm.farm = true
+	if out := overheadMarkdown([]*workloadResult{{w: headline, routes: []*routeResult{farm}}}); out != "" {
+		t.Errorf("a table without a minimal Envoy:\n%s", out)
+	}
+}
+
+func TestTheReportStatesTheLoadAverageBeforeAndAfter(t *testing.T) {
+	r := &report{loadBefore: "0.50, 0.40, 0.30", loadAfter: "1.50, 0.60, 0.35"}
+	want := "| Load average (1, 5, 15 min) | before the run: 0.50, 0.40, 0.30; after: 1.50, 0.60, 0.35 |"
+	if out := r.markdown(); !strings.Contains(out, want) {
+		t.Errorf("the report lacks %q:\n%s", want, out)
 	}
 }

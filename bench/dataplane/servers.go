@@ -2,7 +2,6 @@ package main
 
 import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
-	"webfarm.dev/operator/bench/internal/benchkit"
 	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/vocabulary"
@@ -15,11 +14,23 @@ const (
 	siteHost       = "www.bench.example"
 )
 
-// benchPool is the farm's only pool, a default AppPool serving static files.
-func benchPool() (model.Pool, error) { return benchkit.StaticPool(benchNamespace, poolName) }
+// benchPool is the farm's only pool: a default AppPool serving static
+// files (500m CPU: one nginx worker) with the request queue of the sample
+// pool "www" (config/samples): 100 requests at once, 1,000 waiting, a 30 s
+// queue timeout. The queue gives the frontend its circuit breakers and the
+// filter that answers a worker's queue-timeout refusal.
+func benchPool() (model.Pool, error) {
+	ap := &v1.AppPool{}
+	ap.Name, ap.Namespace = poolName, benchNamespace
+	ap.Spec.Content = &v1.Content{Image: v1.ImageContent{Reference: "localhost/bench-content:1"}}
+	ap.Spec.MaxConcurrentRequests = 100
+	ap.Spec.Queue = v1.Queue{Length: 1000, Timeout: "30s"}
+	return model.ResolvePool(ap, model.Platform{})
+}
 
 // benchFarm is a WebFarm with one site whose single route "/" goes to the
-// pool, every other field left to its default.
+// pool, with the sample farm's (config/samples) cookie affinity; every other
+// field is left to its default, the access log included.
 func benchFarm() (model.Farm, error) { return resolveBenchFarm(benchWebFarm()) }
 
 // benchWebFarm is benchFarm's WebFarm.
@@ -31,6 +42,7 @@ func benchWebFarm() *v1.WebFarm {
 		Hosts:  []v1.Hostname{siteHost},
 		Routes: []v1.Route{{AppPool: poolName}},
 	}}
+	wf.Spec.SessionAffinity = v1.SessionAffinity{Type: v1.AffinityCookie}
 	return wf
 }
 

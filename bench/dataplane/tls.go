@@ -73,8 +73,8 @@ func (c *certificate) writeSecretVolume(dir, site string) error {
 // the bootstrap with the pod's config and Secret directories moved into
 // dir; a farm without TLS keeps it unchanged.
 func writeCertificates(dir string, farm model.Farm, bootstrap []byte, cert *certificate) ([]byte, error) {
-	sites := farm.TLSSites()
-	if len(sites) == 0 {
+	certs := farm.Certificates()
+	if len(certs) == 0 {
 		return bootstrap, nil
 	}
 	if cert == nil {
@@ -83,8 +83,8 @@ func writeCertificates(dir string, farm model.Farm, bootstrap []byte, cert *cert
 	if err := localenvoy.WriteCertConfig(dir, farm); err != nil {
 		return nil, err
 	}
-	for _, s := range sites {
-		if err := cert.writeSecretVolume(dir, s.Name); err != nil {
+	for _, c := range certs {
+		if err := cert.writeSecretVolume(dir, c.Name); err != nil {
 			return nil, err
 		}
 	}

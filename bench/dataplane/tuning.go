@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -107,7 +108,9 @@ var knobs = []knob{
 	{name: "no-retry", about: "no retry policy on the routes", diagnostic: true, apply: onHCM(func(h *hcmv3.HttpConnectionManager, _ string) error {
 		for _, vh := range h.GetRouteConfig().GetVirtualHosts() {
 			for _, r := range vh.Routes {
-				r.GetRoute().RetryPolicy = nil
+				if action := r.GetRoute(); action != nil { // not a redirect
+					action.RetryPolicy = nil
+				}
 			}
 		}
 		return nil
@@ -139,6 +142,40 @@ var knobs = []knob{
 		h.HttpFilters = h.HttpFilters[len(h.HttpFilters)-1:]
 		return nil
 	})},
+	{name: "no-log-line", about: "no access log line (the filter recording the path and worker pod for it stays)", diagnostic: true, apply: onHCM(func(h *hcmv3.HttpConnectionManager, _ string) error {
+		h.AccessLog = nil
+		return nil
+	})},
+	{name: "no-header-to-metadata", about: "no header_to_metadata filter (the access log loses the path and the worker pod; X-Webfarm-Worker reaches the client)", diagnostic: true, apply: onHCM(withoutFilter("envoy.filters.http.header_to_metadata"))},
+	{name: "no-header-edits", about: "no header added to requests (X-Real-IP) or removed from requests and responses (the sites' inside headers, Server, X-Webfarm-Queue)", diagnostic: true, apply: onHCM(func(h *hcmv3.HttpConnectionManager, _ string) error {
+		rc := h.GetRouteConfig()
+		rc.RequestHeadersToAdd, rc.ResponseHeadersToRemove = nil, nil
+		for _, vh := range rc.GetVirtualHosts() {
+			for _, r := range vh.Routes {
+				r.RequestHeadersToRemove = nil
+			}
+		}
+		return nil
+	})},
+	{name: "no-affinity", about: "no cookie affinity: no stateful session filter, no route's cookie", diagnostic: true, apply: onHCM(func(h *hcmv3.HttpConnectionManager, value string) error {
+		for _, vh := range h.GetRouteConfig().GetVirtualHosts() {
+			for _, r := range vh.Routes {
+				delete(r.TypedPerFilterConfig, statefulSessionFilter)
+			}
+		}
+		return withoutFilter(statefulSessionFilter)(h, value)
+	})},
+	{name: "no-queue-timeout-filter", about: "no filter answering a worker's queue-timeout refusal (the client gets the worker's own status)", diagnostic: true, apply: onHCM(withoutFilter("envoy.filters.http.custom_response"))},
+	{name: "no-local-replies", about: "no local reply mappers (Envoy's own bodies for a full queue and for a pool without a worker)", diagnostic: true, apply: onHCM(func(h *hcmv3.HttpConnectionManager, _ string) error {
+		h.LocalReplyConfig = nil
+		return nil
+	})},
+	{name: "no-queue-breakers", about: "no circuit breakers on the pool clusters (no request queue: Envoy's defaults)", diagnostic: true, apply: func(f *frontend, _ string) error {
+		for _, c := range poolClusters(f.bootstrap) {
+			c.CircuitBreakers = nil
+		}
+		return nil
+	}},
 	{name: "no-overload", about: "no overload manager (the cap of 50,000 client connections)", diagnostic: true, apply: func(f *frontend, _ string) error {
 		f.bootstrap.OverloadManager = nil
 		return nil
@@ -211,17 +248,37 @@ func applySettings(f *frontend, settings []setting) error {
 	return nil
 }
 
+// onHCM applies an edit to the connection managers of the farm's
+// listeners: in clear text and, with TLS sites, over HTTPS.
 func onHCM(edit func(*hcmv3.HttpConnectionManager, string) error) func(*frontend, string) error {
 	return func(f *frontend, value string) error {
-		l, err := farmListener(f.bootstrap)
-		if err != nil {
+		if _, err := farmListener(f.bootstrap); err != nil {
 			return err
 		}
-		var editErr error
-		if err := envoy.EditHCM(l, func(h *hcmv3.HttpConnectionManager) { editErr = edit(h, value) }); err != nil {
-			return err
+		for _, l := range f.bootstrap.StaticResources.Listeners {
+			if l.Name != envoy.ListenerName && l.Name != envoy.HTTPSListenerName {
+				continue
+			}
+			var editErr error
+			if err := envoy.EditHCM(l, func(h *hcmv3.HttpConnectionManager) { editErr = errors.Join(editErr, edit(h, value)) }); err != nil {
+				return err
+			}
+			if editErr != nil {
+				return editErr
+			}
 		}
-		return editErr
+		return nil
+	}
+}
+
+// statefulSessionFilter is the filter of cookie affinity.
+const statefulSessionFilter = "envoy.filters.http.stateful_session"
+
+// withoutFilter removes the named HTTP filter.
+func withoutFilter(name string) func(*hcmv3.HttpConnectionManager, string) error {
+	return func(h *hcmv3.HttpConnectionManager, _ string) error {
+		h.HttpFilters = slices.DeleteFunc(h.HttpFilters, func(f *hcmv3.HttpFilter) bool { return f.Name == name })
+		return nil
 	}
 }
 

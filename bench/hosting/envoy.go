@@ -26,9 +26,13 @@ import (
 // on the pod's port, on every address.
 var frontendURL = "http://127.0.0.1:" + strconv.Itoa(envoy.HTTPPort)
 
-// reloadStat is the Unix time (ms) at which Envoy last applied the farm's
-// route configuration.
-var reloadStat = "http.farm.rds." + envoy.RouteConfigName + ".config_reload_time_ms"
+// reloadStats are the Unix times (ms) at which Envoy last applied the farm's
+// route configuration and, since its virtual hosts come one by one (VHDS),
+// the last of them.
+var reloadStats = []string{
+	"http.farm.rds." + envoy.RouteConfigName + ".config_reload_time_ms",
+	"http.farm.rds.vhds." + envoy.RouteConfigName + ".update_time",
+}
 
 // frontend is the real Envoy, bootstrapped as the operator renders a farm's
 // frontend, connected to the manager's xDS server.
@@ -137,11 +141,19 @@ func (fe *frontend) stat(ctx context.Context, name string) (int64, error) {
 	return 0, fmt.Errorf("envoy has no stat %s", name)
 }
 
-// lastReload is when Envoy last applied the farm's routes (zero: never).
+// lastReload is when Envoy last applied the farm's routes or one of its
+// virtual hosts (zero: never).
 func (fe *frontend) lastReload(ctx context.Context) (time.Time, error) {
-	ms, err := fe.stat(ctx, reloadStat)
-	if err != nil || ms == 0 {
-		return time.Time{}, err
+	var last int64
+	for _, name := range reloadStats {
+		ms, err := fe.stat(ctx, name)
+		if err != nil {
+			return time.Time{}, err
+		}
+		last = max(last, ms)
 	}
-	return time.UnixMilli(ms), nil
+	if last == 0 {
+		return time.Time{}, nil
+	}
+	return time.UnixMilli(last), nil
 }

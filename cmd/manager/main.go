@@ -3,8 +3,10 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"strconv"
@@ -14,7 +16,12 @@ import (
 	promapi "github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -23,6 +30,7 @@ import (
 	"webfarm.dev/operator/controllers"
 	"webfarm.dev/operator/internal/cacheagent"
 	"webfarm.dev/operator/internal/collect/autoscaler"
+	"webfarm.dev/operator/internal/identity"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/operator"
 	"webfarm.dev/operator/internal/scheme"
@@ -50,6 +58,10 @@ func main() {
 		watchNamespaces                                    []string
 		activatorPort                                      int
 		activationTimeout                                  time.Duration
+		isolatePools                                       bool
+		operatorNamespace, operatorPodLabels               string
+		controlCASecret                                    string
+		controlCertLifetime                                time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (\"0\" turns it off)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
@@ -78,8 +90,13 @@ func main() {
 	flag.DurationVar(&cpuMonitorInterval, "cpu-monitor-interval", 15*time.Second, "how often the CPU monitor reads the pools' CPU")
 	flag.StringVar(&activatorAddress, "activator-bind-address", ":18081", "address the activator listens on (requests for pools without a ready worker that start on demand)")
 	flag.IntVar(&activatorPort, "activator-port", 18081, "port of the activator on the --xds-address host, for the frontends (0: no activator; such requests get 503 at once)")
+	flag.StringVar(&controlCASecret, "control-ca-secret", "webfarm-system/webfarm-operator-control-ca", "namespace/name of the Secret holding the CA of the frontends' control identities (created when absent; the only Secret the operator reads)")
+	flag.DurationVar(&controlCertLifetime, "control-certificate-lifetime", 24*time.Hour, "lifetime of the frontends' identities and of the operator's serving certificate for xDS and the activator; each is renewed at two thirds of it (at least 1m)")
 	flag.DurationVar(&activationTimeout, "activation-timeout", time.Minute, "how long the activator holds a request while its pool starts")
-	flag.DurationVar(&autoscale.Interval, "autoscale-interval", 15*time.Second, "how often the autoscaler measures the autoscaled pools")
+	flag.BoolVar(&isolatePools, "pool-network-policies", true, "give every pool and cache tier a NetworkPolicy that admits only its own farms' frontends and cache tiers, the operator's pods and the node (false: none; the operator deletes those it made)")
+	flag.StringVar(&operatorNamespace, "operator-namespace", "webfarm-system", "namespace of the operator's pods, which the pools' and cache tiers' NetworkPolicies admit")
+	flag.StringVar(&operatorPodLabels, "operator-pod-labels", "app.kubernetes.io/name=webfarm-operator,app.kubernetes.io/instance=webfarm-operator", "labels (k=v,...) of the operator's pods, which the pools' and cache tiers' NetworkPolicies admit")
+	flag.DurationVar(&autoscale.Interval, "autoscale-interval", 15*time.Second, "how often the autoscaler measures the pools (autoscaled ones, and fixed ones for their capacity report)")
 	flag.StringVar(&autoscale.RequestsQuery, "autoscale-requests-query", autoscaler.DefaultRequestsQuery, "Prometheus query (Go template of .Namespace and .Pool) of a pool's requests/s, one series per frontend pod labelled pod")
 	flag.StringVar(&autoscale.CPUQuery, "autoscale-cpu-query", autoscaler.DefaultCPUQuery, "Prometheus query (Go template of .Namespace and .Pool) of CPU cores used, one series per pod labelled pod")
 	flag.Float64Var(&autoscale.DefaultNodeMHz, "default-node-mhz", autoscaler.DefaultNodeMHz, "clock rate (MHz) of a node without the "+vocabulary.NodeMHzLabel+" label")
@@ -99,13 +116,29 @@ func main() {
 	if err == nil {
 		err = leaseTimingsValid(leaseDuration, renewDeadline, retryPeriod)
 	}
+	if err == nil {
+		err = defaultNodeMHzValid(autoscale.DefaultNodeMHz)
+	}
+	if err == nil && isolatePools {
+		platform.Isolation, err = isolation(operatorNamespace, operatorPodLabels)
+	}
+	var caKey types.NamespacedName
+	if err == nil {
+		caKey, err = controlCAValid(controlCASecret, controlCertLifetime)
+	}
 	if err != nil {
 		log.Error(err, "invalid flags")
 		os.Exit(2)
 	}
 	platform.ActivatorPort, platform.ActivationTimeout = int32(activatorPort), activationTimeout
+	platform.ControlTLS = true
 	restConfig := ctrl.GetConfigOrDie()
 	restConfig.QPS, restConfig.Burst = float32(apiQPS), apiBurst
+	authority, err := controlAuthority(restConfig, caKey, platform.XDSHost, controlCertLifetime)
+	if err != nil {
+		log.Error(err, "the control CA")
+		os.Exit(1)
+	}
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                  scheme.New(),
 		Metrics:                 metricsOptions(metricsAddr, secureMetrics),
@@ -126,13 +159,13 @@ func main() {
 		log.Error(err, "creating the manager")
 		os.Exit(1)
 	}
-	xdsServer := xds.NewServer(xdsBindAddress)
+	xdsServer := xds.NewServer(xdsBindAddress, authority.ServerTLS())
 	if err := mgr.Add(xdsServer); err != nil {
 		log.Error(err, "adding the xDS server")
 		os.Exit(1)
 	}
 	options := operator.Options{
-		Controllers:           controllers.ControllerOptions{MaxConcurrentReconciles: concurrency, XDS: xdsServer, ActivatorAddress: activatorAddress},
+		Controllers:           controllers.ControllerOptions{MaxConcurrentReconciles: concurrency, XDS: xdsServer, ActivatorAddress: activatorAddress, Identity: authority},
 		FrontendStatsInterval: frontendStatsInterval, CPUMonitorInterval: cpuMonitorInterval, Autoscale: autoscale,
 	}
 	if prometheusURL != "" {
@@ -171,6 +204,60 @@ func leaseTimingsValid(lease, renew, retry time.Duration) error {
 		return fmt.Errorf("--leader-elect-retry-period %s, --leader-elect-renew-deadline %s and --leader-elect-lease-duration %s: want 0 < retry period, 1.2 x retry period < renew deadline < lease duration", retry, renew, lease)
 	}
 	return nil
+}
+
+// defaultNodeMHzValid checks the clock rate of unlabelled nodes at start-up:
+// the frontends weigh workers by it even where the autoscaler does not run.
+func defaultNodeMHzValid(mhz float64) error {
+	if !(mhz > 0) || math.IsInf(mhz, 0) {
+		return fmt.Errorf("--default-node-mhz %v: want a positive number of MHz", mhz)
+	}
+	return nil
+}
+
+// isolation is what the pools' NetworkPolicies admit of the operator: its
+// pods, by namespace and labels; both must name something, or the policies
+// would shut out the activator and the collectors.
+func isolation(namespace, podLabels string) (*model.Isolation, error) {
+	set, err := labels.ConvertSelectorToLabelsMap(podLabels)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("--operator-pod-labels %q: %w", podLabels, err)
+	case len(set) == 0:
+		return nil, fmt.Errorf("--operator-pod-labels is empty: with --pool-network-policies it must select the operator's pods")
+	case len(validation.IsDNS1123Label(namespace)) > 0:
+		return nil, fmt.Errorf("--operator-namespace %q: want a namespace's name", namespace)
+	}
+	return &model.Isolation{OperatorNamespace: namespace, OperatorPodLabels: set}, nil
+}
+
+// controlCAValid reads --control-ca-secret (namespace/name) and checks
+// --control-certificate-lifetime at start-up.
+func controlCAValid(secret string, lifetime time.Duration) (types.NamespacedName, error) {
+	namespace, name, ok := strings.Cut(secret, "/")
+	if !ok || len(validation.IsDNS1123Label(namespace)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return types.NamespacedName{}, fmt.Errorf("--control-ca-secret %q: want namespace/name", secret)
+	}
+	if lifetime < time.Minute {
+		return types.NamespacedName{}, fmt.Errorf("--control-certificate-lifetime %s: want 1m or more", lifetime)
+	}
+	return types.NamespacedName{Namespace: namespace, Name: name}, nil
+}
+
+// controlAuthority loads (or creates) the control CA with a client of its
+// own, uncached: the manager's cache must hold no Secret.
+func controlAuthority(config *rest.Config, caKey types.NamespacedName, serverName string, lifetime time.Duration) (*identity.Authority, error) {
+	c, err := client.New(config, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ca, err := identity.LoadOrCreateCA(ctx, c, caKey, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return identity.NewAuthority(ca, []string{serverName}, lifetime, time.Now)
 }
 
 // metricsOptions serves the metrics (and extra handlers). Secure: HTTPS with

@@ -2,17 +2,51 @@
 # Stops the local single-node Kubernetes started by hack/cluster/up.sh and removes
 # everything it created at run time: processes (by PID file only), containers and
 # pod sandboxes, mounts under the state folder, pod network namespaces, the cni0
-# and node bridges, the KUBE-*/CNI-* iptables chains; restores the sysctls up.sh
+# and node bridges, the KUBE-*/CNI-* iptables chains and kube-router's ipsets; restores the sysctls up.sh
 # changed. Keeps the PKI, the built images, the registry's blobs and the logs under the state folder
 # (pass --purge to delete the whole folder). Idempotent; also cleans up after an
-# unclean stop. Usage: hack/cluster/down.sh [--purge]
+# unclean stop. --network-policy-only stops the NetworkPolicy enforcement alone
+# (up.sh --network-policy: kube-router, its chains and ipsets) and leaves the
+# cluster running, as it was before. Usage: hack/cluster/down.sh [--purge | --network-policy-only]
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 
-purge=""
-[ "${1:-}" = "--purge" ] && purge=1
+purge="" policy_only=""
+case "${1:-}" in
+  --purge) purge=1 ;;
+  --network-policy-only) policy_only=1 ;;
+  "") ;;
+  *) die "usage: $0 [--purge | --network-policy-only]" ;;
+esac
 start=$(date +%s.%N)
+
+# clean_chains iptables|ip6tables PREFIXES: remove the chains whose names
+# start with one of PREFIXES (an extended regular expression), and every jump to them.
+clean_chains() {
+  local ipt=$1 prefixes=$2 table chains c rule
+  command -v "$ipt" >/dev/null || return 0
+  for table in filter nat mangle raw; do
+    chains="$("$ipt"-save -t "$table" 2>/dev/null | sed -En "s/^:(($prefixes)[^ ]*) .*/\1/p")"
+    [ -n "$chains" ] || continue
+    # Rules in any chain that jump to one of ours, then our chains themselves.
+    "$ipt"-save -t "$table" 2>/dev/null | grep -E "^-A .* -j ($prefixes)" | grep -vE "^-A ($prefixes)" |
+      while IFS= read -r rule; do
+        eval "\"$ipt\" -w -t $table -D ${rule#-A }" 2>/dev/null || true
+      done
+    for c in $chains; do "$ipt" -w -t "$table" -F "$c" 2>/dev/null || true; done
+    for c in $chains; do "$ipt" -w -t "$table" -X "$c" 2>/dev/null || true; done
+  done
+}
+# destroy_ipsets PREFIXES: the ipsets whose names start with one of PREFIXES
+# (kube-router's, which its chains matched: unused once they are gone).
+destroy_ipsets() {
+  command -v ipset >/dev/null || return 0
+  local set
+  for set in $(ipset list -n 2>/dev/null | grep -E "^($1)" || true); do
+    ipset destroy "$set" 2>/dev/null || true
+  done
+}
 
 # stop_components SECONDS NAME...: stop these components together (PID files only).
 stop_components() {
@@ -28,6 +62,16 @@ stop_components() {
   for name in "$@"; do rm -f "$S/run/$name.pid"; done
 }
 
+# The enforcement alone: kube-router's network policy controller, then its
+# chains (KUBE-ROUTER-*, KUBE-POD-FW-*, KUBE-NWPLCY-*) and ipsets.
+if [ -n "$policy_only" ]; then
+  stop_components 10 kube-router
+  for ipt in iptables ip6tables; do clean_chains "$ipt" 'KUBE-ROUTER-|KUBE-POD-FW-|KUBE-NWPLCY-'; done
+  destroy_ipsets 'KUBE-SRC-|KUBE-DST-'
+  log "NetworkPolicy enforcement stopped; the cluster runs on ($(elapsed "$start") s)"
+  exit 0
+fi
+
 # 0. Components whose PID file was lost (a deleted run/ folder): the cluster's own
 # binaries whose command line names the state folder and that no PID file lists.
 # Nothing else is touched.
@@ -37,7 +81,7 @@ strays=()
 for p in $(pgrep -f -- "$S/" 2>/dev/null || true); do
   d="/proc/$p"
   case "$(basename "$(readlink "$d/exe" 2>/dev/null)" 2>/dev/null)" in
-    etcd | kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kube-proxy | containerd | registry) ;;
+    etcd | kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kube-proxy | kube-router | containerd | registry) ;;
     *) continue ;;
   esac
   [[ "$known" == *" $p "* ]] && continue
@@ -49,7 +93,7 @@ if [ ${#strays[@]} -gt 0 ]; then
 fi
 
 # 1. The node agents first, so nothing restarts pods behind our back.
-stop_components 10 kubelet kube-proxy
+stop_components 10 kubelet kube-proxy kube-router
 
 # 2. Containers and sandboxes: kill every task of the k8s.io namespace while
 # containerd still runs, then stop containerd and anything its shims left.
@@ -101,23 +145,9 @@ stop_components 10 registry
 if [ -x "$K8S_BIN/kube-proxy" ]; then
   "$K8S_BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true
 fi
-clean_chains() { # clean_chains iptables|ip6tables
-  local ipt=$1 table chains c rule
-  command -v "$ipt" >/dev/null || return 0
-  for table in filter nat mangle raw; do
-    chains="$("$ipt"-save -t "$table" 2>/dev/null | sed -n 's/^:\(\(KUBE\|CNI\)-[^ ]*\) .*/\1/p')"
-    [ -n "$chains" ] || continue
-    # Rules in any chain that jump to one of ours, then our chains themselves.
-    "$ipt"-save -t "$table" 2>/dev/null | grep -E '^-A .* -j (KUBE|CNI)-' | grep -vE '^-A (KUBE|CNI)-' |
-      while IFS= read -r rule; do
-        eval "\"$ipt\" -w -t $table -D ${rule#-A }" 2>/dev/null || true
-      done
-    for c in $chains; do "$ipt" -w -t "$table" -F "$c" 2>/dev/null || true; done
-    for c in $chains; do "$ipt" -w -t "$table" -X "$c" 2>/dev/null || true; done
-  done
-}
-clean_chains iptables
-clean_chains ip6tables
+clean_chains iptables 'KUBE-|CNI-'
+clean_chains ip6tables 'KUBE-|CNI-'
+destroy_ipsets 'KUBE-|kube-router-'
 
 # 5. Mounts under the state folder (kubelet volumes, sandbox shm, rootfs, netns), deepest first.
 for _ in 1 2 3; do

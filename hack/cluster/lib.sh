@@ -27,7 +27,10 @@ RUNC_ROOT="$S/containerd/runc"
 NETNS_DIR="$S/netns"
 KUBECONFIG_ADMIN="$S/admin.kubeconfig"
 # Stop order (start order is the reverse).
-COMPONENTS=(kube-proxy kubelet kube-scheduler kube-controller-manager containerd kube-apiserver etcd registry)
+COMPONENTS=(kube-router kube-proxy kubelet kube-scheduler kube-controller-manager containerd kube-apiserver etcd registry)
+# Components up.sh starts only when asked (--network-policy: kube-router).
+OPTIONAL_COMPONENTS=(kube-router)
+KUBE_ROUTER_HEALTH_PORT=20244 # also in internal/devcluster (EnforcesNetworkPolicy)
 # Sysctls up.sh or the kubelet/kube-proxy change; saved by up.sh, restored by down.sh.
 SYSCTLS=(net.ipv4.ip_forward net.ipv4.conf.all.route_localnet net.bridge.bridge-nf-call-iptables
   vm.overcommit_memory kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes)

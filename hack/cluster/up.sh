@@ -8,18 +8,37 @@
 # $WEBFARM_CLUSTER_DIR/admin.kubeconfig. Idempotent: on a running, healthy
 # cluster it only re-checks it; after a crash or an unclean stop it cleans up
 # (hack/cluster/down.sh) and starts afresh. Stop with hack/cluster/down.sh.
+#
+# --network-policy: the cluster also enforces NetworkPolicies, with
+# kube-router's network policy controller alone (no routing, no service
+# proxy: the bridge and kube-proxy stay as they are), run as a host process
+# like kube-proxy. On a cluster already running without it, it is added.
+# Usage: hack/cluster/up.sh [--network-policy]
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 . "$HERE/lib.sh"
 need_root
 
+network_policy=""
+case "${1:-}" in
+  --network-policy) network_policy=1 ;;
+  "") ;;
+  *) die "usage: $0 [--network-policy]" ;;
+esac
+
 t0=$(date +%s.%N)
-"$ROOT/hack/install-tools.sh" kube etcd coredns registry cluster-packages
+tools=(kube etcd coredns registry cluster-packages)
+[ -z "$network_policy" ] || tools+=(kube-router)
+"$ROOT/hack/install-tools.sh" "${tools[@]}"
 tstart=$(date +%s.%N)
 
+# all_running: every component but the optional ones (a cluster started
+# without --network-policy is healthy without kube-router).
 all_running() {
   local c
-  for c in "${COMPONENTS[@]}"; do pid_of "$c" >/dev/null || return 1; done
+  for c in "${COMPONENTS[@]}"; do
+    [[ " ${OPTIONAL_COMPONENTS[*]} " == *" $c "* ]] || pid_of "$c" >/dev/null || return 1
+  done
 }
 
 if all_running && kc get --raw /readyz >/dev/null 2>&1; then
@@ -80,6 +99,7 @@ cert admin webfarm-admin system:masters clientAuth
 cert controller-manager system:kube-controller-manager "" clientAuth
 cert scheduler system:kube-scheduler "" clientAuth
 cert kube-proxy system:kube-proxy "" clientAuth
+cert kube-router system:kube-router "" clientAuth
 cert kubelet "system:node:$NODE_NAME" system:nodes clientAuth
 cert kubelet-serving "$NODE_NAME" "" serverAuth "DNS:$NODE_NAME,DNS:localhost,IP:$NODE_IP,IP:127.0.0.1"
 if [ ! -s "$P/sa.key" ]; then
@@ -114,7 +134,7 @@ EOF
   mv "$f.tmp" "$f"
 }
 kubeconfig "$KUBECONFIG_ADMIN" admin
-for n in controller-manager scheduler kube-proxy kubelet; do kubeconfig "$S/$n.kubeconfig" "$n"; done
+for n in controller-manager scheduler kube-proxy kube-router kubelet; do kubeconfig "$S/$n.kubeconfig" "$n"; done
 
 # ---------------------------------------------------------------- processes
 # start NAME BINARY ARGS...: start in its own session, log to logs/NAME.log, PID in run/NAME.pid.
@@ -328,6 +348,44 @@ start kube-proxy "$K8S_BIN/kube-proxy" --config "$S/kube-proxy-config.yaml" --v=
 node_ready() { kc get node "$NODE_NAME" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' | grep -qx True; }
 wait_for "node $NODE_NAME Ready" 90 node_ready
 tnode=$(elapsed "$tstart")
+
+# ---------------------------------------------------------------- NetworkPolicy enforcement (optional)
+# kube-router's network policy controller reads the node object, so it starts
+# once the node is registered. It admits traffic from the node itself (the
+# kubelet's probes) to every pod, whatever the policies say.
+if [ -n "$network_policy" ]; then
+  kc apply -f - >/dev/null <<EOF
+# What kube-router's network policy controller reads (its informers), nothing else.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "webfarm:kube-router"}
+rules:
+- apiGroups: [""]
+  resources: [namespaces, pods, services, endpoints, nodes]
+  verbs: [get, list, watch]
+- apiGroups: [discovery.k8s.io]
+  resources: [endpointslices]
+  verbs: [get, list, watch]
+- apiGroups: [networking.k8s.io]
+  resources: [networkpolicies]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "webfarm:kube-router"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "webfarm:kube-router"}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: "system:kube-router"}
+EOF
+  tnp=$(date +%s.%N)
+  start kube-router "$K8S_BIN/kube-router" --kubeconfig "$S/kube-router.kubeconfig" \
+    --run-firewall=true --run-router=false --run-service-proxy=false \
+    --hostname-override "$NODE_NAME" --service-cluster-ip-range "$SERVICE_CIDR" \
+    --health-port "$KUBE_ROUTER_HEALTH_PORT" --metrics-port 0 --v=1
+  # Healthy: its informers synced and its first full sync of the rules done.
+  wait_for "kube-router's network policy controller" 60 http_get "http://127.0.0.1:$KUBE_ROUTER_HEALTH_PORT/healthz"
+  log "NetworkPolicy enforcement (kube-router $KUBE_ROUTER_VERSION) ready after $(elapsed "$tnp")s"
+fi
 wait_for "CoreDNS" 90 kc -n kube-system rollout status deployment/coredns --timeout=2s
 wait_for "DNS answers at $DNS_IP" 60 python3 "$HERE/dnsquery.py" "$DNS_IP" kubernetes.default.svc.cluster.local "$API_SERVICE_IP"
 tdns=$(elapsed "$tstart")

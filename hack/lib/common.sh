@@ -29,6 +29,9 @@ PROMETHEUS_OPERATOR_VERSION=v0.85.0
 # cert-manager (the e2e suite issues a farm's certificate with it): its
 # controller, webhook and cainjector built from this module, hack/tools/cert-manager.
 CERT_MANAGER_VERSION=v1.21.2
+# kube-router's network policy controller alone (no routing, no service proxy):
+# the local cluster's NetworkPolicy enforcement, when asked for (hack/cluster/up.sh).
+KUBE_ROUTER_VERSION=v2.1.0
 LOCAL_REGISTRY="${WEBFARM_LOCAL_REGISTRY:-127.0.0.1:5000}"
 # on_loopback REF: whether a registry (or a reference in it) is on this
 # machine, spoken to over plain HTTP; every other registry over HTTPS.

@@ -21,6 +21,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"webfarm.dev/operator/internal/identity"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/vocabulary"
 )
@@ -42,6 +43,8 @@ type Pools interface {
 	// image that cannot be pulled, a failed startup check, no room on the
 	// nodes, a missing ConfigMap).
 	NoWorkerComing(ctx context.Context, namespace, pool string) error
+	// Serves: the farm routes requests to the pool (both in namespace).
+	Serves(ctx context.Context, namespace, farm, pool string) bool
 }
 
 // Why no worker is coming for a pool.
@@ -71,6 +74,10 @@ type Activator struct {
 	ColdStart func(namespace, pool string, took time.Duration)
 	// Transport reaches the workers (nil: http.DefaultTransport).
 	Transport http.RoundTripper
+	// FarmBound: each request comes over mutual TLS with a farm's identity
+	// (identity.PeerFarm) and may wake only a pool its farm routes to; a
+	// pod that copied a frontend's labels cannot wake any farm's pools.
+	FarmBound bool
 
 	mu      sync.Mutex
 	waiting map[string]int
@@ -81,6 +88,13 @@ func (a *Activator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
+	}
+	if a.FarmBound {
+		if why := a.forbidden(r, namespace, pool); why != "" {
+			requestsForbidden.Inc()
+			http.Error(w, why, http.StatusForbidden)
+			return
+		}
 	}
 	// The farm's unavailableResponse: L4 cuts the connection where L7 answers 503.
 	refuse := unavailable
@@ -112,6 +126,18 @@ func (a *Activator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.ColdStart(namespace, pool, time.Since(begun))
 	}
 	a.forward(w, r, worker)
+}
+
+// forbidden says why the request's farm may not wake the pool, or "".
+func (a *Activator) forbidden(r *http.Request, namespace, pool string) string {
+	farmNamespace, farm, err := identity.PeerFarm(r.TLS)
+	switch {
+	case err != nil:
+		return "Forbidden: " + err.Error() + "\n"
+	case farmNamespace != namespace || !a.Pools.Serves(r.Context(), namespace, farm, pool):
+		return "Forbidden: farm " + farmNamespace + "/" + farm + " does not route to application pool " + namespace + "/" + pool + "\n"
+	}
+	return ""
 }
 
 // hold waits for a worker for at most the activator's timeout.

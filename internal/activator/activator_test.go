@@ -2,6 +2,9 @@ package activator
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"io"
 	"net"
@@ -14,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"webfarm.dev/operator/internal/identity"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/vocabulary"
 )
@@ -39,6 +43,11 @@ func (p *pools) ReadyWorker(context.Context, string, string) (string, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.worker, !p.startedAt.IsZero() && time.Since(p.startedAt) >= p.readyAfter
+}
+
+// Serves: farm web/hosting routes to pool web/shop, no other farm to any pool.
+func (p *pools) Serves(_ context.Context, namespace, farm, pool string) bool {
+	return namespace == "web" && farm == "hosting" && pool == "shop"
 }
 
 func (p *pools) Start(context.Context, string, string) (bool, error) {
@@ -263,6 +272,68 @@ func TestInL4ModeAPoolThatDoesNotStartInTimeGetsACutConnection(t *testing.T) {
 			t.Cleanup(s.Close)
 			if got := rawGet(t, strings.TrimPrefix(s.URL, "http://"), model.UnavailableResponseHeader+": "+tt.mode); !tt.want(got) {
 				t.Errorf("the activator answered %q", got)
+			}
+		})
+	}
+}
+
+// peer is the TLS state of a client whose verified certificate is cert.
+func peer(t *testing.T, certPEM []byte) *tls.ConnectionState {
+	t.Helper()
+	block, _ := pem.Decode(certPEM)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{cert}}}
+}
+
+func TestAFarmWakesOnlyItsOwnPools(t *testing.T) {
+	certPEM, keyPEM, err := identity.NewCA(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := identity.ParseCA(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	farmCert := func(namespace, farm string) *tls.ConnectionState {
+		issued, err := ca.IssueFarm(namespace, farm, time.Now(), time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return peer(t, issued.CertPEM)
+	}
+	server, err := ca.IssueServer([]string{"xds.test"}, time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		tls  *tls.ConnectionState
+		pool string
+		want int
+	}{
+		{"a farm's frontend wakes a pool its farm routes to", farmCert("web", "hosting"), "web/shop", http.StatusOK},
+		{"a farm's frontend cannot wake a pool of its namespace its farm does not route to", farmCert("web", "hosting"), "web/admin", http.StatusForbidden},
+		{"another farm of the namespace cannot wake the pool", farmCert("web", "other"), "web/shop", http.StatusForbidden},
+		{"a farm of another namespace of the same name cannot wake the pool", farmCert("evil", "hosting"), "web/shop", http.StatusForbidden},
+		{"a client without a certificate cannot wake the pool", nil, "web/shop", http.StatusForbidden},
+		{"a certificate that names no farm cannot wake the pool", peer(t, server.CertPEM), "web/shop", http.StatusForbidden},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &pools{worker: worker(t)}
+			a := &Activator{Pools: p, Timeout: 5 * time.Second, MaxWaiting: 10, Poll: 20 * time.Millisecond, FarmBound: true}
+			r := request(tt.pool)
+			r.TLS = tt.tls
+			w := httptest.NewRecorder()
+			a.ServeHTTP(w, r)
+			if w.Code != tt.want {
+				t.Errorf("status %d (%s), want %d", w.Code, strings.TrimSpace(w.Body.String()), tt.want)
+			}
+			if want := int32(map[bool]int{true: 1}[tt.want == http.StatusOK]); p.starts.Load() != want {
+				t.Errorf("%d starts, want %d", p.starts.Load(), want)
 			}
 		})
 	}

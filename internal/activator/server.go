@@ -2,6 +2,7 @@ package activator
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -21,6 +22,23 @@ import (
 // clusterPools give the activator the pools as the operator's cache sees them.
 type clusterPools struct {
 	client client.Client
+	// farmPoolsIndex is the field index of WebFarms by the pools they
+	// route to (their routes' and their Gateways').
+	farmPoolsIndex string
+}
+
+// Serves: the farm is among those the index says route to the pool.
+func (c clusterPools) Serves(ctx context.Context, namespace, farm, pool string) bool {
+	var farms v1.WebFarmList
+	if err := c.client.List(ctx, &farms, client.InNamespace(namespace), client.MatchingFields{c.farmPoolsIndex: pool}); err != nil {
+		return false
+	}
+	for _, f := range farms.Items {
+		if f.Name == farm {
+			return true
+		}
+	}
+	return false
 }
 
 // ReadyWorker is a ready worker of the pool, from its EndpointSlices.
@@ -79,14 +97,33 @@ func (c clusterPools) Start(ctx context.Context, namespace, pool string) (bool, 
 // the frontends reach whichever their Service picks.
 type Server struct {
 	address string
+	tls     *tls.Config
 	handler *Activator
 }
 
-// NewServer is the activator over the operator's cache, to serve at address;
-// coldStart receives how long each started pool took to its first ready worker.
-func NewServer(address string, c client.Client, timeout time.Duration, coldStart func(namespace, pool string, took time.Duration)) *Server {
-	return &Server{address: address, handler: &Activator{
-		Pools: clusterPools{client: c}, Timeout: timeout, MaxWaiting: maxWaiting, Poll: 100 * time.Millisecond, ColdStart: coldStart,
+// ServerOptions say how the activator serves.
+type ServerOptions struct {
+	// Address to listen on.
+	Address string
+	// Timeout bounds a request's wait for its pool.
+	Timeout time.Duration
+	// ColdStart receives how long each started pool took to its first
+	// ready worker.
+	ColdStart func(namespace, pool string, took time.Duration)
+	// TLS, when set, serves over mutual TLS (identity.Authority's
+	// ServerTLS) and each farm wakes only its own pools; nil: plain HTTP
+	// to anyone.
+	TLS *tls.Config
+	// FarmPoolsIndex is the operator cache's field index of WebFarms by the
+	// pools they route to.
+	FarmPoolsIndex string
+}
+
+// NewServer is the activator over the operator's cache.
+func NewServer(c client.Client, o ServerOptions) *Server {
+	return &Server{address: o.Address, tls: o.TLS, handler: &Activator{
+		Pools: clusterPools{client: c, farmPoolsIndex: o.FarmPoolsIndex}, Timeout: o.Timeout, MaxWaiting: maxWaiting,
+		Poll: 100 * time.Millisecond, ColdStart: o.ColdStart, FarmBound: o.TLS != nil,
 	}}
 }
 
@@ -99,9 +136,15 @@ func (s *Server) NeedLeaderElection() bool { return false }
 
 // Start serves until ctx ends, then lets held requests finish.
 func (s *Server) Start(ctx context.Context) error {
-	srv := &http.Server{Addr: s.address, Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Addr: s.address, Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, TLSConfig: s.tls}
 	errs := make(chan error, 1)
-	go func() { errs <- srv.ListenAndServe() }()
+	go func() {
+		if s.tls != nil {
+			errs <- srv.ListenAndServeTLS("", "") // the certificate comes from TLSConfig
+			return
+		}
+		errs <- srv.ListenAndServe()
+	}()
 	select {
 	case err := <-errs:
 		return err

@@ -155,6 +155,25 @@ func (s *State) Decide(p Policy, current int32, o Observation) Decision {
 	return decision(current, stable, recommended, m, false, why+fmt.Sprintf("; %d is %s", stable, which))
 }
 
+// Report is the capacity plan of a pool of fixed size: the figures and the
+// workers the load needs, by the same rules as Decide (unknown figures give
+// none, a pool without load is planned at its last known cost), but the
+// decision keeps the pool's current workers: the recommendation is a report
+// for the person who sizes the pool.
+func (s *State) Report(p Policy, current int32, o Observation) Decision {
+	m, recommended, err := s.recommend(p, o)
+	if err != nil {
+		return decision(current, current, current, nil, true,
+			fmt.Sprintf("metrics unavailable (%v); the pool keeps its %d workers", err, current))
+	}
+	why := fmt.Sprintf("%.1f requests/s x %.2f megacycles/request at %.0f %% target needs %.0f MHz: %d workers recommended; a report only: the pool keeps its fixed %d",
+		m.RequestsPerSecond, m.MegacyclesPerRequest, p.TargetUtilization*100, m.RequiredMHz, recommended, current)
+	if !o.Complete {
+		why += "; not every worker was measured: the figures may understate the load"
+	}
+	return decision(current, current, recommended, m, false, why)
+}
+
 // A pool scales in to the most workers recommended within the
 // stabilisation window for its load and scaleInMargin more, or, once the
 // need has stayed below its count for marginWindows windows, for its load

@@ -190,3 +190,53 @@ func TestAPoolScalesInWithAMarginForNoise(t *testing.T) {
 		})
 	}
 }
+
+// A fixed pool's report measures and recommends as Decide would, by the same
+// rules for unknown figures, and never changes the pool's workers.
+func TestReport(t *testing.T) {
+	tests := []struct {
+		name            string
+		history         []Observation
+		current         int32
+		obs             Observation
+		wantMeasured    bool
+		wantRecommended int32
+		reason          string
+	}{
+		{"the case study's 600 requests/s recommend 10 workers to a pool fixed at 3, which keeps 3", nil, 3,
+			load(t0, 600, 3, 550), true, 10, "10 workers recommended; a report only: the pool keeps its fixed 3"},
+		{"a light load recommends fewer workers than the pool runs, and it keeps them", nil, 10,
+			load(t0, 150, 10, 550), true, 3, "needs 1250 MHz: 3 workers recommended"},
+		{"a worker without figures is reported as an understatement", nil, 3,
+			func() Observation { o := load(t0, 600, 3, 550); o.Complete = false; return o }(), true, 10, "may understate"},
+		{"unavailable metrics give no figures", nil, 3,
+			Observation{At: t0, Err: errors.New("prometheus: timeout")}, false, 3, "metrics unavailable (prometheus: timeout)"},
+		{"a NaN reading gives no figures, not zero", nil, 3,
+			Observation{At: t0, RequestsPerSecond: nanValue(), Complete: true}, false, 3, "metrics unavailable"},
+		{"requests without a measured worker and no earlier cost give no figures", nil, 3,
+			Observation{At: t0, RequestsPerSecond: 150, Complete: true}, false, 3, "no worker measured"},
+		{"a pool without load is planned at its last known cost", []Observation{load(t0, 150, 2, 550)}, 2,
+			load(t0.Add(15*time.Second), 0, 2, 550), true, 1, "0.0 requests/s x 2.50 megacycles/request"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s State
+			for _, o := range tt.history {
+				s.Report(contoso(), tt.current, o)
+			}
+			d := s.Report(contoso(), tt.current, tt.obs)
+			if d.Replicas != tt.current || d.Scaled {
+				t.Errorf("%d replicas (scaled %v), want the fixed %d kept", d.Replicas, d.Scaled, tt.current)
+			}
+			if (d.Measured != nil) != tt.wantMeasured || d.MetricsUnavailable == tt.wantMeasured {
+				t.Errorf("measured %+v, metrics unavailable %v; want measured %v", d.Measured, d.MetricsUnavailable, tt.wantMeasured)
+			}
+			if tt.wantMeasured && d.Recommended != tt.wantRecommended {
+				t.Errorf("%d recommended, want %d (%s)", d.Recommended, tt.wantRecommended, d.Reason)
+			}
+			if !strings.Contains(d.Reason, tt.reason) {
+				t.Errorf("reason %q, want it to say %q", d.Reason, tt.reason)
+			}
+		})
+	}
+}

@@ -114,7 +114,7 @@ func (p *missProxy) admit(resp *http.Response) error {
 	// nginx evicts the least recently used entries only when its cache
 	// manager wakes (every few seconds): until then, nothing new enters a
 	// full cache.
-	if size == 0 || size > p.maxObjectSize || !p.store.fits(size, p.memorySize) {
+	if size == 0 || size > p.maxObjectSize || !p.store.reserve(entryName(key), size, p.memorySize, p.now()) {
 		return nil
 	}
 	resp.Header.Set(vocabulary.CacheAdmitHeader, admitted)

@@ -2,6 +2,8 @@ package cacheagent
 
 import (
 	"bytes"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"golang.org/x/sys/unix"
@@ -26,6 +29,10 @@ type store struct {
 	mu      sync.Mutex
 	entries map[string]int64 // file name -> bytes
 	used    int64
+	// Responses admitted that nginx has not stored yet: the watch sees an
+	// entry only once nginx renames it into place, after the whole
+	// response, so admissions in the meantime count these bytes too.
+	reserved map[string]reservation // file name -> its bytes, until when
 	// Counted by watching the folder: entries nginx stored, and entries that
 	// left it other than by a purge (nginx's cache manager evicting them:
 	// unused for objectTTL, or the least recently used when memory is full).
@@ -54,11 +61,55 @@ func (s *store) usage() (objects, size int64) {
 	return int64(len(s.entries)), s.used
 }
 
-// fits says whether an entry of size bytes fits within limit now.
-func (s *store) fits(size, limit int64) bool {
+// reservation is the memory an admitted response will take once stored.
+type reservation struct {
+	bytes int64
+	until time.Time
+}
+
+// reservationTTL bounds how long an admitted response's bytes stay
+// reserved without nginx storing it (a transfer cut short, or a key
+// nginx stores under another name): the memory is then counted free again.
+const reservationTTL = 30 * time.Second
+
+// reserve says whether the entry of a response of size bytes, whose key's
+// file is name, fits within limit with what is stored and reserved, and if
+// so reserves it until the watch sees it stored.
+func (s *store) reserve(name string, size, limit int64, now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.used+size <= limit
+	pending := int64(0)
+	for n, r := range s.reserved {
+		if now.After(r.until) {
+			delete(s.reserved, n)
+			continue
+		}
+		pending += r.bytes
+	}
+	need := entryBytes(size)
+	if s.used+pending+need > limit {
+		return false
+	}
+	if s.reserved == nil {
+		s.reserved = map[string]reservation{}
+	}
+	s.reserved[name] = reservation{bytes: need, until: now.Add(reservationTTL)}
+	return true
+}
+
+// entryBytes is the memory an entry of a body of size bytes takes on the
+// in-memory volume: nginx's header and the response's headers before the
+// body (counted as one page), in whole pages.
+func entryBytes(size int64) int64 {
+	const page = 4096
+	return (size + page + page - 1) / page * page
+}
+
+// entryName is the file nginx stores a key's entry in: the MD5 of the key,
+// in hex (the cache has no sub-folder levels).
+func entryName(key string) string {
+	sum := md5.Sum([]byte(key)) //nolint:gosec // nginx's naming, not a security use
+	return hex.EncodeToString(sum[:])
 }
 
 // rescan rebuilds the entries from the folder (at start, and when the
@@ -103,6 +154,7 @@ func (s *store) added(name string) {
 	defer s.mu.Unlock()
 	s.used += n - s.entries[name] // an entry refreshed in place replaces its file
 	s.entries[name] = n
+	delete(s.reserved, name)
 }
 
 func (s *store) removed(name string) {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +36,16 @@ type Local struct {
 	root        string
 	out         io.Writer
 	startedHere bool
+	// addedNetworkPolicy: the cluster was running without NetworkPolicy
+	// enforcement and StartLocalWith added it; Stop removes it again.
+	addedNetworkPolicy bool
+}
+
+// LocalOptions choose what the local cluster runs beside Kubernetes itself.
+type LocalOptions struct {
+	// NetworkPolicy: the cluster enforces NetworkPolicies (up.sh
+	// --network-policy: kube-router's network policy controller).
+	NetworkPolicy bool
 }
 
 // StartLocal brings the local cluster up (hack/cluster/up.sh, which installs
@@ -42,18 +53,54 @@ type Local struct {
 // Stop leaves it running. Needs root. When up.sh fails, the returned Local is
 // still there to Stop what it left.
 func StartLocal(ctx context.Context, root string, out io.Writer) (*Local, error) {
+	return StartLocalWith(ctx, root, out, LocalOptions{})
+}
+
+// StartLocalWith is StartLocal with the options given: a running cluster
+// that lacks one of them gets it (up.sh adds it and leaves the rest as it
+// is), and Stop takes it away again, leaving the cluster as it was.
+func StartLocalWith(ctx context.Context, root string, out io.Writer, opts LocalOptions) (*Local, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("the local cluster needs root (it creates network interfaces, mounts and iptables rules); " +
 			"to use another cluster, set KUBECONFIG and pass --existing-cluster")
 	}
 	l := &Local{root: root, out: out}
+	var args []string
+	if opts.NetworkPolicy {
+		args = append(args, "--network-policy")
+	}
 	if l.Running(ctx) {
 		fmt.Fprintf(out, "reusing the local cluster that is already running (%s); it stays up afterwards\n", LocalKubeconfig())
-		return l, nil
+		if !opts.NetworkPolicy || EnforcesNetworkPolicy(ctx) {
+			return l, nil
+		}
+		l.addedNetworkPolicy = true
+		return l, runScript(ctx, root, out, "hack/cluster/up.sh", args...)
 	}
 	// From here on Stop stops the cluster, also after a failed or interrupted start.
 	l.startedHere = true
-	return l, runScript(ctx, root, out, "hack/cluster/up.sh")
+	return l, runScript(ctx, root, out, "hack/cluster/up.sh", args...)
+}
+
+// kubeRouterHealth is the health endpoint of the local cluster's kube-router
+// (hack/cluster/lib.sh's KUBE_ROUTER_HEALTH_PORT).
+const kubeRouterHealth = "http://127.0.0.1:20244/healthz"
+
+// EnforcesNetworkPolicy tells whether the local cluster's NetworkPolicy
+// enforcement (kube-router) runs and is healthy.
+func EnforcesNetworkPolicy(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, kubeRouterHealth, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 // Running tells whether the local cluster's API server answers /readyz.
@@ -88,14 +135,18 @@ func (l *Local) ServeConformanceImages(ctx context.Context) error {
 }
 
 // Stop removes the local cluster (hack/cluster/down.sh) if StartLocal started
-// it. It ignores ctx's cancellation: teardown must run after an interrupt.
+// it; on a cluster it reused, it stops only the NetworkPolicy enforcement it
+// added. It ignores ctx's cancellation: teardown must run after an interrupt.
 func (l *Local) Stop() error {
-	if !l.startedHere {
-		return nil
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	return runScript(ctx, l.root, l.out, "hack/cluster/down.sh")
+	switch {
+	case l.startedHere:
+		return runScript(ctx, l.root, l.out, "hack/cluster/down.sh")
+	case l.addedNetworkPolicy:
+		return runScript(ctx, l.root, l.out, "hack/cluster/down.sh", "--network-policy-only")
+	}
+	return nil
 }
 
 // Restart stops one component of the local cluster (kube-apiserver, etcd,

@@ -26,6 +26,11 @@ type Endpoint struct {
 	Address string
 	Port    uint32
 	State   State
+	// Node runs the endpoint's pod ("" when the EndpointSlice does not say).
+	Node string
+	// Weight is the endpoint's share of new requests against the other
+	// endpoints of its cluster (0: an equal share, Envoy's default).
+	Weight uint32
 }
 
 // Backends holds the endpoints of each Envoy cluster (named by
@@ -57,11 +62,18 @@ func FromSlices(endpointSlices []discoveryv1.EndpointSlice) Backends {
 				continue
 			}
 			for _, address := range e.Addresses {
-				b[cluster] = append(b[cluster], Endpoint{Address: address, Port: port, State: state})
+				b[cluster] = append(b[cluster], Endpoint{Address: address, Port: port, State: state, Node: nodeName(e)})
 			}
 		}
 	}
 	return b
+}
+
+func nodeName(e discoveryv1.Endpoint) string {
+	if e.NodeName == nil {
+		return ""
+	}
+	return *e.NodeName
 }
 
 func httpPort(s discoveryv1.EndpointSlice) (uint32, bool) {

@@ -19,6 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/model"
 )
 
 // ControllerName is the GatewayClass controllerName the operator serves.
@@ -36,6 +39,9 @@ const (
 	// KindCachePolicy is the ExtensionRef filter that sends a rule's
 	// requests through a farm's cache tier.
 	KindCachePolicy = "CachePolicy"
+	// KindSiteContent is the ExtensionRef filter that serves a rule from a
+	// folder of its AppPools' content.
+	KindSiteContent = "SiteContent"
 )
 
 // ReasonHostnameConflict: another namespace's route (or the farm's own
@@ -52,9 +58,16 @@ type Farm struct {
 	Problem string
 	// HTTPPort is the port the farm's frontend Service serves HTTP on.
 	HTTPPort int32
+	// HTTPSPort is the port it serves HTTPS on.
+	HTTPSPort int32
 	// Hosts are the farm's inline sites' host names: the farm's own, never
 	// taken by a route.
 	Hosts []string
+	// TLSHosts are the host names of the inline sites with a certificate
+	// of their own; DefaultCertificate: one of those sites answers clients
+	// whose server name no certificate names.
+	TLSHosts           []string
+	DefaultCertificate bool
 	// Addresses are the frontend Service's addresses (none yet: the
 	// Gateway is not Programmed).
 	Addresses []string
@@ -65,8 +78,11 @@ type Backend struct {
 	// Ports are a Service's ports (an AppPool has none to give).
 	Ports []int32
 	// ClusterIP is a Service's cluster address (empty for a headless
-	// Service, which the frontend cannot route to).
+	// Service, whose pods the frontend finds by its DNS name).
 	ClusterIP string
+	// TargetPorts are a Service's target ports by port, those given as
+	// numbers: a headless Service's pods are reached on them.
+	TargetPorts map[int32]int32
 }
 
 // Inputs are the objects the translation of one Gateway reads.
@@ -84,6 +100,14 @@ type Inputs struct {
 	Backends map[string]map[types.NamespacedName]Backend
 	// CachePolicies are the names of the farm namespace's CachePolicies.
 	CachePolicies map[string]bool
+	// UnloadedCertificates are the Secrets of the Gateway's namespace that
+	// the farm's frontends mount but could not load (missing, malformed, a
+	// key that does not match): the frontends, not the operator, read
+	// Secrets.
+	UnloadedCertificates map[string]bool
+	// SiteContents are the specs of the SiteContents of the routes'
+	// namespaces, by namespace/name.
+	SiteContents map[types.NamespacedName]v1.SiteContentSpec
 }
 
 // Result is what the translation decided.
@@ -95,6 +119,9 @@ type Result struct {
 	// Sites are the farm's sites for the attached routes: one per host
 	// name, sorted by host.
 	Sites []Site
+	// TLSListeners are the Gateway's HTTPS listeners the frontend serves,
+	// in the Gateway's order, each with the Secret its pods mount.
+	TLSListeners []model.TLSListener
 }
 
 // listener is a listener of the Gateway with what was decided about it.
@@ -104,13 +131,18 @@ type listener struct {
 	kinds      []gwv1.RouteGroupKind
 	attached   int32
 	usable     bool
+	// secret is an HTTPS listener's certificate Secret, in the Gateway's
+	// namespace (empty: none the frontend can mount).
+	secret string
 }
+
+func (l *listener) https() bool { return l.spec.Protocol == gwv1.HTTPSProtocolType }
 
 // Attach decides the Gateway's status, its routes' statuses and the sites
 // the farm serves for them.
 func Attach(in Inputs) Result {
 	gen := in.Gateway.Generation
-	listeners := checkListeners(in.Gateway, in.Farm, gen)
+	listeners := checkListeners(in, gen)
 	res := Result{RouteParents: map[types.NamespacedName][]gwv1.RouteParentStatus{}}
 	var claims []claim
 	for _, r := range sortedRoutes(in.Routes) {
@@ -123,7 +155,7 @@ func Attach(in Inputs) Result {
 			status, hosts := attachRoute(in, r, ref, listeners)
 			parents = append(parents, status)
 			for _, h := range hosts {
-				claims = append(claims, claim{host: h, route: r, parent: len(parents) - 1})
+				claims = append(claims, claim{host: h.name, https: h.https, route: r, parent: len(parents) - 1})
 			}
 		}
 		if len(parents) > 0 {
@@ -132,7 +164,21 @@ func Attach(in Inputs) Result {
 	}
 	res.Sites = sites(in, claims, res.RouteParents)
 	res.Gateway = gatewayStatus(in, listeners, gen)
+	for _, l := range listeners {
+		if l.usable && l.https() {
+			res.TLSListeners = append(res.TLSListeners, model.TLSListener{
+				Name: in.Gateway.Name + "/" + string(l.spec.Name), ServerName: hostnameOf(l.spec), SecretName: l.secret,
+			})
+		}
+	}
 	return res
+}
+
+func hostnameOf(l gwv1.Listener) string {
+	if l.Hostname == nil {
+		return ""
+	}
+	return string(*l.Hostname)
 }
 
 // sortedRoutes orders routes oldest first, then by namespace and name:
@@ -152,47 +198,52 @@ func olderFirst(a, b *gwv1.HTTPRoute) int {
 
 // namesGateway: the parentRef names this Gateway.
 func namesGateway(ref gwv1.ParentReference, routeNamespace string, gw *gwv1.Gateway) bool {
-	group, kind, ns := GroupGateway, KindGateway, routeNamespace
-	if ref.Group != nil {
-		group = string(*ref.Group)
-	}
-	if ref.Kind != nil {
-		kind = string(*ref.Kind)
-	}
-	if ref.Namespace != nil {
-		ns = string(*ref.Namespace)
-	}
+	group, kind, ns := valueOr(ref.Group, GroupGateway), valueOr(ref.Kind, KindGateway), valueOr(ref.Namespace, routeNamespace)
 	return group == GroupGateway && kind == KindGateway && ns == gw.Namespace && string(ref.Name) == gw.Name
 }
 
 // checkListeners decides each listener's conditions. The farm's frontend
-// serves HTTP on one port: a listener elsewhere, or of another protocol, is
-// not accepted (HTTPS listeners are the next step of this implementation).
-func checkListeners(gw *gwv1.Gateway, farm Farm, gen int64) []*listener {
+// serves HTTP on one port and HTTPS on another: a listener elsewhere, or of
+// another protocol, is not accepted.
+func checkListeners(in Inputs, gen int64) []*listener {
+	gw, farm := in.Gateway, in.Farm
 	out := make([]*listener, 0, len(gw.Spec.Listeners))
 	seen := map[string]int{}
 	for _, l := range gw.Spec.Listeners {
 		li := &listener{spec: l}
 		accepted := condition(string(gwv1.ListenerConditionAccepted), true, string(gwv1.ListenerReasonAccepted), "the farm's frontend serves this listener", gen)
 		switch {
-		case l.Protocol != gwv1.HTTPProtocolType:
+		case l.Protocol != gwv1.HTTPProtocolType && l.Protocol != gwv1.HTTPSProtocolType:
 			accepted = condition(string(gwv1.ListenerConditionAccepted), false, string(gwv1.ListenerReasonUnsupportedProtocol),
-				fmt.Sprintf("protocol %s is not served: the farm's frontend serves HTTP", l.Protocol), gen)
-		case farm.HTTPPort != 0 && l.Port != farm.HTTPPort:
+				fmt.Sprintf("protocol %s is not served: the farm's frontend serves HTTP and HTTPS", l.Protocol), gen)
+		case l.Protocol == gwv1.HTTPProtocolType && farm.HTTPPort != 0 && l.Port != farm.HTTPPort:
 			accepted = condition(string(gwv1.ListenerConditionAccepted), false, string(gwv1.ListenerReasonPortUnavailable),
 				fmt.Sprintf("the farm's frontend serves HTTP on port %d", farm.HTTPPort), gen)
+		case l.Protocol == gwv1.HTTPSProtocolType && farm.HTTPSPort != 0 && l.Port != farm.HTTPSPort:
+			accepted = condition(string(gwv1.ListenerConditionAccepted), false, string(gwv1.ListenerReasonPortUnavailable),
+				fmt.Sprintf("the farm's frontend serves HTTPS on port %d", farm.HTTPSPort), gen)
+		case l.Protocol == gwv1.HTTPSProtocolType && (l.TLS == nil || (l.TLS.Mode != nil && *l.TLS.Mode != gwv1.TLSModeTerminate)):
+			accepted = condition(string(gwv1.ListenerConditionAccepted), false, string(gwv1.ListenerReasonUnsupportedProtocol),
+				"HTTPS is served with tls.mode Terminate", gen)
 		}
 		kinds, badKinds := supportedKinds(l.AllowedRoutes)
+		if accepted.Reason == string(gwv1.ListenerReasonUnsupportedProtocol) {
+			kinds, badKinds = []gwv1.RouteGroupKind{}, "" // no route kind is served on it
+		}
 		li.kinds = kinds
 		resolved := condition(string(gwv1.ListenerConditionResolvedRefs), true, string(gwv1.ListenerReasonResolvedRefs), "", gen)
+		if l.Protocol == gwv1.HTTPSProtocolType && l.TLS != nil {
+			var problem certificateProblem
+			li.secret, problem = certificateOf(in, l.TLS.CertificateRefs)
+			if problem.reason != "" {
+				resolved = condition(string(gwv1.ListenerConditionResolvedRefs), false, string(problem.reason), problem.message, gen)
+			}
+		}
 		if badKinds != "" {
 			resolved = condition(string(gwv1.ListenerConditionResolvedRefs), false, string(gwv1.ListenerReasonInvalidRouteKinds),
 				"route kinds not served: "+badKinds, gen)
 		}
-		host := ""
-		if l.Hostname != nil {
-			host = string(*l.Hostname)
-		}
+		host := hostnameOf(l)
 		conflicted := condition(string(gwv1.ListenerConditionConflicted), false, string(gwv1.ListenerReasonNoConflicts), "", gen)
 		key := fmt.Sprintf("%d/%s/%s", l.Port, l.Protocol, host)
 		if first, dup := seen[key]; dup {
@@ -201,15 +252,83 @@ func checkListeners(gw *gwv1.Gateway, farm Farm, gen int64) []*listener {
 		} else {
 			seen[key] = len(out)
 		}
-		li.usable = accepted.Status == metav1.ConditionTrue && conflicted.Status == metav1.ConditionFalse && len(kinds) > 0
+		if l.Protocol == gwv1.HTTPSProtocolType {
+			switch {
+			case host == "" && farm.DefaultCertificate:
+				conflicted = condition(string(gwv1.ListenerConditionConflicted), true, string(gwv1.ListenerReasonHostnameConflict),
+					"the farm's inline HTTPS sites answer clients of any other server name: give the listener a hostname", gen)
+			case slices.Contains(farm.TLSHosts, host):
+				conflicted = condition(string(gwv1.ListenerConditionConflicted), true, string(gwv1.ListenerReasonHostnameConflict),
+					"an inline site of the farm serves "+host+" with a certificate of its own", gen)
+			}
+		}
+		// A Secret the frontends could not load keeps its listener: the
+		// frontends mount it, and serve it once it is fixed.
+		mountable := l.Protocol != gwv1.HTTPSProtocolType || li.secret != ""
+		li.usable = accepted.Status == metav1.ConditionTrue && conflicted.Status == metav1.ConditionFalse && len(kinds) > 0 && mountable
 		programmed := condition(string(gwv1.ListenerConditionProgrammed), true, string(gwv1.ListenerReasonProgrammed), "", gen)
-		if !li.usable || farm.Problem != "" {
+		if !li.usable || farm.Problem != "" || resolved.Status == metav1.ConditionFalse {
 			programmed = condition(string(gwv1.ListenerConditionProgrammed), false, string(gwv1.ListenerReasonInvalid), "the listener is not served", gen)
 		}
 		li.conditions = []metav1.Condition{accepted, resolved, conflicted, programmed}
 		out = append(out, li)
 	}
 	return out
+}
+
+// certificateProblem says why a listener's certificate is not served
+// (reason empty: it is).
+type certificateProblem struct {
+	reason  gwv1.ListenerConditionReason
+	message string
+}
+
+// certificateOf is the Secret an HTTPS listener's frontend mounts (empty:
+// none it can), and what is wrong with it. The frontend serves one
+// certificate a listener: the first named. Its pods mount it, so it is a
+// Secret of the Gateway's namespace; the frontends report whether it loads.
+func certificateOf(in Inputs, refs []gwv1.SecretObjectReference) (string, certificateProblem) {
+	if len(refs) == 0 {
+		return "", certificateProblem{gwv1.ListenerReasonInvalidCertificateRef, "no certificateRefs: the listener needs a Secret"}
+	}
+	ref := refs[0]
+	group, kind, ns := valueOr(ref.Group, ""), valueOr(ref.Kind, "Secret"), valueOr(ref.Namespace, in.Gateway.Namespace)
+	switch {
+	case group != "" || kind != "Secret":
+		return "", certificateProblem{gwv1.ListenerReasonInvalidCertificateRef,
+			fmt.Sprintf("certificateRef %s/%s %s: a core Secret", group, kind, ref.Name)}
+	case ns != in.Gateway.Namespace && !secretGranted(in.Grants, in.Gateway.Namespace, ns, string(ref.Name)):
+		return "", certificateProblem{gwv1.ListenerReasonRefNotPermitted,
+			fmt.Sprintf("no ReferenceGrant in namespace %s lets Gateways of %s refer to Secret %s", ns, in.Gateway.Namespace, ref.Name)}
+	case ns != in.Gateway.Namespace:
+		return "", certificateProblem{gwv1.ListenerReasonInvalidCertificateRef,
+			fmt.Sprintf("Secret %s/%s: the farm's frontend pods mount their certificates, and a pod mounts Secrets of its own namespace only "+
+				"(the operator reads no Secret): keep the certificate in %s", ns, ref.Name, in.Gateway.Namespace)}
+	case in.UnloadedCertificates[string(ref.Name)]:
+		return string(ref.Name), certificateProblem{gwv1.ListenerReasonInvalidCertificateRef,
+			fmt.Sprintf("the farm's frontends cannot load Secret %s: it must exist with a PEM tls.crt and its tls.key", ref.Name)}
+	}
+	return string(ref.Name), certificateProblem{}
+}
+
+// secretGranted: a ReferenceGrant in the Secret's namespace lets Gateways
+// of from refer to it.
+func secretGranted(grants []*gwv1.ReferenceGrant, from, to, name string) bool {
+	for _, g := range grants {
+		if g.Namespace != to {
+			continue
+		}
+		fromOK := slices.ContainsFunc(g.Spec.From, func(f gwv1.ReferenceGrantFrom) bool {
+			return string(f.Group) == GroupGateway && f.Kind == KindGateway && string(f.Namespace) == from
+		})
+		toOK := slices.ContainsFunc(g.Spec.To, func(t gwv1.ReferenceGrantTo) bool {
+			return t.Group == "" && t.Kind == "Secret" && (t.Name == nil || string(*t.Name) == name)
+		})
+		if fromOK && toOK {
+			return true
+		}
+	}
+	return false
 }
 
 // supportedKinds are the listener's route kinds the farm serves, and the
@@ -235,12 +354,19 @@ func supportedKinds(allowed *gwv1.AllowedRoutes) ([]gwv1.RouteGroupKind, string)
 	return kinds, strings.Join(bad, ", ")
 }
 
+// listenerHost is a host name a route claims on a listener, and whether
+// that listener is HTTPS.
+type listenerHost struct {
+	name  string
+	https bool
+}
+
 // attachRoute decides one parentRef of a route: the listeners it attaches
 // to, its conditions and the host names it claims there.
-func attachRoute(in Inputs, r *gwv1.HTTPRoute, ref gwv1.ParentReference, listeners []*listener) (gwv1.RouteParentStatus, []string) {
+func attachRoute(in Inputs, r *gwv1.HTTPRoute, ref gwv1.ParentReference, listeners []*listener) (gwv1.RouteParentStatus, []listenerHost) {
 	gen := r.Generation
 	status := gwv1.RouteParentStatus{ParentRef: ref, ControllerName: ControllerName}
-	refused := func(reason gwv1.RouteConditionReason, msg string) (gwv1.RouteParentStatus, []string) {
+	refused := func(reason gwv1.RouteConditionReason, msg string) (gwv1.RouteParentStatus, []listenerHost) {
 		status.Conditions = []metav1.Condition{
 			condition(string(gwv1.RouteConditionAccepted), false, string(reason), msg, gen),
 			resolvedRefs(in, r, gen),
@@ -276,19 +402,23 @@ func attachRoute(in Inputs, r *gwv1.HTTPRoute, ref gwv1.ParentReference, listene
 		return refused(gwv1.RouteReasonNotAllowedByListeners,
 			fmt.Sprintf("no listener admits HTTPRoutes from namespace %s", r.Namespace))
 	}
-	var hosts []string
+	var hosts []listenerHost
 	for _, l := range allowed {
 		matched := intersect(l.spec.Hostname, r.Spec.Hostnames)
 		if len(matched) == 0 {
 			continue
 		}
 		l.attached++
-		hosts = append(hosts, matched...)
+		for _, h := range matched {
+			hosts = append(hosts, listenerHost{name: h, https: l.https()})
+		}
 	}
 	if len(hosts) == 0 {
 		return refused(gwv1.RouteReasonNoMatchingListenerHostname, "no host name of the route matches a listener's")
 	}
-	slices.Sort(hosts)
+	slices.SortFunc(hosts, func(a, b listenerHost) int {
+		return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(boolInt(a.https), boolInt(b.https)))
+	})
 	status.Conditions = []metav1.Condition{
 		condition(string(gwv1.RouteConditionAccepted), true, string(gwv1.RouteReasonAccepted), "", gen),
 		resolvedRefs(in, r, gen),
@@ -378,13 +508,14 @@ func gatewayStatus(in Inputs, listeners []*listener, gen int64) gwv1.GatewayStat
 		accepted = condition(string(gwv1.GatewayConditionAccepted), false, string(gwv1.GatewayReasonInvalidParameters), in.Farm.Problem, gen)
 		programmed = condition(string(gwv1.GatewayConditionProgrammed), false, string(gwv1.GatewayReasonInvalid), in.Farm.Problem, gen)
 	case invalid > 0 && invalid == len(listeners):
-		var why []string
-		for _, l := range listeners {
-			why = append(why, string(l.spec.Name)+": "+l.conditions[0].Message)
-		}
-		msg := "no listener is valid (" + strings.Join(why, "; ") + ")"
+		msg := "no listener is valid (" + invalidListeners(listeners) + ")"
 		accepted = condition(string(gwv1.GatewayConditionAccepted), false, string(gwv1.GatewayReasonListenersNotValid), msg, gen)
 		programmed = condition(string(gwv1.GatewayConditionProgrammed), false, string(gwv1.GatewayReasonInvalid), msg, gen)
+	case invalid > 0:
+		// Accepted, as Gateway API says, with the reason that some
+		// listeners are not served.
+		accepted = condition(string(gwv1.GatewayConditionAccepted), true, string(gwv1.GatewayReasonListenersNotValid),
+			"served by WebFarm "+in.Farm.Name+"; listeners not served: "+invalidListeners(listeners), gen)
 	case len(in.Farm.Addresses) == 0:
 		programmed = condition(string(gwv1.GatewayConditionProgrammed), false, string(gwv1.GatewayReasonAddressNotAssigned),
 			"the farm's frontend Service has no address yet", gen)
@@ -396,6 +527,32 @@ func gatewayStatus(in Inputs, listeners []*listener, gen int64) gwv1.GatewayStat
 		})
 	}
 	return st
+}
+
+// invalidListeners names the listeners not served, each with why.
+func invalidListeners(listeners []*listener) string {
+	var why []string
+	for _, l := range listeners {
+		if !l.usable {
+			why = append(why, string(l.spec.Name)+": "+firstProblem(l.conditions))
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
+// firstProblem is the message of a listener's first condition that is not
+// as it should be (Conflicted is the one that should be False).
+func firstProblem(conds []metav1.Condition) string {
+	for _, c := range conds {
+		bad := c.Status == metav1.ConditionFalse
+		if c.Type == string(gwv1.ListenerConditionConflicted) {
+			bad = !bad
+		}
+		if bad {
+			return c.Message
+		}
+	}
+	return "not served"
 }
 
 // condition is a metav1.Condition at a generation (its time set when written).
@@ -412,3 +569,12 @@ func condition(typ string, status bool, reason, msg string, gen int64) metav1.Co
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// valueOr is an optional reference field's value, or Gateway API's default
+// for it when it is not set.
+func valueOr[T ~string](p *T, def string) string {
+	if p == nil {
+		return def
+	}
+	return string(*p)
+}

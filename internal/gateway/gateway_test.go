@@ -75,7 +75,7 @@ func backendRef(s string) gwv1.BackendRef {
 func inputs(gw *gwv1.Gateway, routes ...*gwv1.HTTPRoute) Inputs {
 	return Inputs{
 		Gateway: gw,
-		Farm:    Farm{Name: "public", HTTPPort: 80, Hosts: []string{"www.provider.example"}, Addresses: []string{"10.96.0.10"}},
+		Farm:    Farm{Name: "public", HTTPPort: 80, HTTPSPort: 443, Hosts: []string{"www.provider.example"}, Addresses: []string{"10.96.0.10"}},
 		Routes:  routes,
 		NamespaceLabels: map[string]map[string]string{
 			"hosting": {}, "tenant-a": {"hosting": "customer"}, "tenant-b": {"hosting": "customer"}, "other": {},
@@ -86,6 +86,7 @@ func inputs(gw *gwv1.Gateway, routes ...*gwv1.HTTPRoute) Inputs {
 				{Namespace: "tenant-a", Name: "echo"}:     {Ports: []int32{8080}, ClusterIP: "10.96.1.1"},
 				{Namespace: "hosting", Name: "echo"}:      {Ports: []int32{8080}, ClusterIP: "10.96.1.2"},
 				{Namespace: "tenant-a", Name: "headless"}: {Ports: []int32{8080}},
+				{Namespace: "tenant-a", Name: "pods"}:     {Ports: []int32{8080}, TargetPorts: map[int32]int32{8080: 3000}},
 			},
 		},
 	}
@@ -168,6 +169,25 @@ func TestAttachingRoutes(t *testing.T) {
 				if len(res.Sites) != 0 {
 					t.Fatalf("sites: %+v", res.Sites)
 				}
+			},
+		},
+		{
+			name: "a selector that does not parse admits no namespace",
+			in: func() Inputs {
+				l := httpListener("http", 80, nil, gwv1.NamespacesFromSelector)
+				l.AllowedRoutes.Namespaces.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: "hosting", Operator: "Near", Values: []string{"customer"}}}}
+				return inputs(hosting(l), route("tenant-a", "site", 0, []string{"a.example"}, "Service:echo"))
+			}(),
+			check: func(t *testing.T, res Result) {
+				expect(t, parentCondition(res, "tenant-a", "site", "Accepted"), "False/NotAllowedByListeners")
+			},
+		},
+		{
+			name: "a listener of Selector without a selector admits no namespace",
+			in:   inputs(hosting(httpListener("http", 80, nil, gwv1.NamespacesFromSelector)), route("tenant-a", "site", 0, []string{"a.example"}, "Service:echo")),
+			check: func(t *testing.T, res Result) {
+				expect(t, parentCondition(res, "tenant-a", "site", "Accepted"), "False/NotAllowedByListeners")
 			},
 		},
 		{
@@ -296,12 +316,22 @@ func TestAttachingRoutes(t *testing.T) {
 			},
 		},
 		{
-			name: "a missing Service is BackendNotFound and a headless one UnsupportedValue",
+			name: "a missing Service is BackendNotFound, a headless one is reached at its pods' target port, unless that port has a name",
 			in: inputs(hosting(), route("tenant-a", "missing", 0, []string{"a.example"}, "Service:nothing"),
-				route("tenant-a", "headless", 0, []string{"b.example"}, "Service:headless")),
+				route("tenant-a", "headless", 0, []string{"b.example"}, "Service:headless"),
+				route("tenant-a", "pods", 0, []string{"c.example"}, "Service:pods")),
 			check: func(t *testing.T, res Result) {
 				expect(t, parentCondition(res, "tenant-a", "missing", "ResolvedRefs"), "False/BackendNotFound")
 				expect(t, parentCondition(res, "tenant-a", "headless", "ResolvedRefs"), "False/UnsupportedValue")
+				expect(t, parentCondition(res, "tenant-a", "pods", "ResolvedRefs"), "True/ResolvedRefs")
+				s := siteOf(res, "c.example")
+				if s == nil || len(s.Routes[0].Backends) != 1 || s.Routes[0].Backends[0].Service == nil {
+					t.Fatalf("site of c.example: %+v", s)
+				}
+				want := model.ServiceBackend{Namespace: "tenant-a", Name: "pods", Port: 8080, TargetPort: 3000}
+				if got := *s.Routes[0].Backends[0].Service; got != want || got.DNSName() != "pods.tenant-a.svc" {
+					t.Fatalf("headless backend %+v (%s), want %+v", got, got.DNSName(), want)
+				}
 			},
 		},
 		{
@@ -437,19 +467,21 @@ func TestAttachingRoutes(t *testing.T) {
 			},
 		},
 		{
-			name: "a listener on another port than the farm's, or of another protocol, is not accepted",
+			name: "a listener on another port than the farm's, or of another protocol, is not accepted, and the Gateway says some are not",
 			in: func() Inputs {
-				https := httpListener("https", 443, nil, gwv1.NamespacesFromAll)
-				https.Protocol = gwv1.HTTPSProtocolType
-				return inputs(hosting(httpListener("http", 80, nil, gwv1.NamespacesFromAll), httpListener("alt", 8081, nil, gwv1.NamespacesFromAll), https))
+				tcp := httpListener("tcp", 443, nil, gwv1.NamespacesFromAll)
+				tcp.Protocol = gwv1.TCPProtocolType
+				return inputs(hosting(httpListener("http", 80, nil, gwv1.NamespacesFromAll), httpListener("alt", 8081, nil, gwv1.NamespacesFromAll),
+					tlsListener("https-alt", 8443, nil, "Secret:site-tls"), tcp))
 			}(),
 			check: func(t *testing.T, res Result) {
 				var got []string
 				for _, l := range res.Gateway.Listeners {
 					got = append(got, fmt.Sprintf("%s %s/%s", l.Name, l.Conditions[0].Status, l.Conditions[0].Reason))
 				}
-				expect(t, strings.Join(got, ", "), "http True/Accepted, alt False/PortUnavailable, https False/UnsupportedProtocol")
-				expect(t, gatewayCondition(res, "Accepted"), "True/Accepted")
+				expect(t, strings.Join(got, ", "), "http True/Accepted, alt False/PortUnavailable, https-alt False/PortUnavailable, tcp False/UnsupportedProtocol")
+				expect(t, gatewayCondition(res, "Accepted"), "True/ListenersNotValid")
+				expect(t, fmt.Sprint(len(res.Gateway.Listeners[3].SupportedKinds)), "0")
 			},
 		},
 		{
@@ -486,6 +518,156 @@ func TestAttachingRoutes(t *testing.T) {
 				c := res.Gateway.Listeners[0].Conditions[1]
 				expect(t, fmt.Sprintf("%s/%s", c.Status, c.Reason), "False/InvalidRouteKinds")
 				expect(t, fmt.Sprint(len(res.Gateway.Listeners[0].SupportedKinds)), "0")
+			},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.check(t, Attach(c.in)) })
+	}
+}
+
+// tlsListener is an HTTPS listener admitting every namespace's routes, its
+// certificate cert ("[ns/][group/]Kind:name"; a group has a dot).
+func tlsListener(name string, port int32, host *string, cert string) gwv1.Listener {
+	l := httpListener(name, port, host, gwv1.NamespacesFromAll)
+	l.Protocol = gwv1.HTTPSProtocolType
+	var ref gwv1.SecretObjectReference
+	if ns, rest, ok := strings.Cut(cert, "/"); ok && !strings.Contains(ns, ".") {
+		n := gwv1.Namespace(ns)
+		ref.Namespace, cert = &n, rest
+	}
+	if group, rest, ok := strings.Cut(cert, "/"); ok {
+		g := gwv1.Group(group)
+		ref.Group, cert = &g, rest
+	}
+	kind, secret, _ := strings.Cut(cert, ":")
+	k := gwv1.Kind(kind)
+	ref.Kind, ref.Name = &k, gwv1.ObjectName(secret)
+	l.TLS = &gwv1.ListenerTLSConfig{CertificateRefs: []gwv1.SecretObjectReference{ref}}
+	return l
+}
+
+// listenerCondition is "Status/Reason" of a listener's condition.
+func listenerCondition(res Result, listener, typ string) string {
+	for _, l := range res.Gateway.Listeners {
+		if string(l.Name) != listener {
+			continue
+		}
+		for _, c := range l.Conditions {
+			if c.Type == typ {
+				return fmt.Sprintf("%s/%s", c.Status, c.Reason)
+			}
+		}
+	}
+	return "no " + typ + " on " + listener
+}
+
+func TestServingHTTPSListeners(t *testing.T) {
+	named := func(h string) *string { return &h }
+	withSection := func(r *gwv1.HTTPRoute, section string) *gwv1.HTTPRoute {
+		s := gwv1.SectionName(section)
+		r.Spec.ParentRefs[0].SectionName = &s
+		return r
+	}
+	cases := []struct {
+		name  string
+		in    Inputs
+		check func(t *testing.T, res Result)
+	}{
+		{
+			name: "an HTTPS listener serves its routes' hosts with its Secret, and plain HTTP only where an HTTP listener has them too",
+			in: inputs(hosting(httpListener("http", 80, nil, gwv1.NamespacesFromAll),
+				tlsListener("https", 443, nil, "Secret:wildcard-tls"), tlsListener("https-b", 443, named("b.example"), "Secret:b-tls")),
+				route("tenant-a", "both", 0, []string{"a.example"}, "Service:echo"),
+				withSection(route("tenant-a", "secure", 1, []string{"b.example"}, "Service:echo"), "https-b")),
+			check: func(t *testing.T, res Result) {
+				expect(t, parentCondition(res, "tenant-a", "both", "Accepted"), "True/Accepted")
+				expect(t, parentCondition(res, "tenant-a", "secure", "Accepted"), "True/Accepted")
+				for _, l := range []string{"http", "https", "https-b"} {
+					expect(t, listenerCondition(res, l, "Programmed"), "True/Programmed")
+					expect(t, listenerCondition(res, l, "ResolvedRefs"), "True/ResolvedRefs")
+				}
+				both, secure := siteOf(res, "a.example"), siteOf(res, "b.example")
+				if both == nil || both.TLS == nil || !both.TLS.ServePlainHTTP || both.TLS.HTTPSOnly || both.TLS.SecretName != "" {
+					t.Fatalf("a.example, on the HTTP and the HTTPS listener: %+v", both)
+				}
+				if secure == nil || secure.TLS == nil || !secure.TLS.HTTPSOnly {
+					t.Fatalf("b.example, on an HTTPS listener only: %+v", secure)
+				}
+				want := []model.TLSListener{{Name: "public/https", SecretName: "wildcard-tls"},
+					{Name: "public/https-b", ServerName: "b.example", SecretName: "b-tls"}}
+				if !reflect.DeepEqual(res.TLSListeners, want) {
+					t.Fatalf("TLS listeners %+v, want %+v", res.TLSListeners, want)
+				}
+			},
+		},
+		{
+			name: "a certificateRef that is not a core Secret leaves its listener unresolved with InvalidCertificateRef and unserved",
+			in: inputs(hosting(tlsListener("kind", 443, named("k.example"), "WrongKind:site-tls"),
+				tlsListener("group", 443, named("g.example"), "wrong.example/Secret:site-tls"))),
+			check: func(t *testing.T, res Result) {
+				for _, l := range []string{"kind", "group"} {
+					expect(t, listenerCondition(res, l, "ResolvedRefs"), "False/InvalidCertificateRef")
+					expect(t, listenerCondition(res, l, "Programmed"), "False/Invalid")
+				}
+				if len(res.TLSListeners) != 0 {
+					t.Fatalf("TLS listeners: %+v", res.TLSListeners)
+				}
+			},
+		},
+		{
+			name: "a Secret the frontends cannot load is InvalidCertificateRef, and stays mounted so that it serves once fixed",
+			in: func() Inputs {
+				in := inputs(hosting(tlsListener("https", 443, nil, "Secret:missing-tls")),
+					route("tenant-a", "site", 0, []string{"a.example"}, "Service:echo"))
+				in.UnloadedCertificates = map[string]bool{"missing-tls": true}
+				return in
+			}(),
+			check: func(t *testing.T, res Result) {
+				expect(t, listenerCondition(res, "https", "ResolvedRefs"), "False/InvalidCertificateRef")
+				expect(t, listenerCondition(res, "https", "Programmed"), "False/Invalid")
+				expect(t, parentCondition(res, "tenant-a", "site", "Accepted"), "True/Accepted")
+				if len(res.TLSListeners) != 1 || res.TLSListeners[0].SecretName != "missing-tls" {
+					t.Fatalf("TLS listeners: %+v", res.TLSListeners)
+				}
+			},
+		},
+		{
+			name: "a Secret of another namespace is RefNotPermitted without a ReferenceGrant and refused with one: pods mount their own namespace's",
+			in: func() Inputs {
+				in := inputs(hosting(tlsListener("granted", 443, named("g.example"), "certs/Secret:site-tls"),
+					tlsListener("ungranted", 443, named("u.example"), "other/Secret:site-tls")))
+				in.Grants = []*gwv1.ReferenceGrant{{ObjectMeta: metav1.ObjectMeta{Namespace: "certs", Name: "gateways"},
+					Spec: gwv1.ReferenceGrantSpec{
+						From: []gwv1.ReferenceGrantFrom{{Group: GroupGateway, Kind: KindGateway, Namespace: "hosting"}},
+						To:   []gwv1.ReferenceGrantTo{{Kind: "Secret"}},
+					}}}
+				return in
+			}(),
+			check: func(t *testing.T, res Result) {
+				expect(t, listenerCondition(res, "ungranted", "ResolvedRefs"), "False/RefNotPermitted")
+				expect(t, listenerCondition(res, "granted", "ResolvedRefs"), "False/InvalidCertificateRef")
+				if len(res.TLSListeners) != 0 {
+					t.Fatalf("TLS listeners: %+v", res.TLSListeners)
+				}
+			},
+		},
+		{
+			name: "an HTTPS listener cannot take the default certificate or a host name from the farm's inline HTTPS sites",
+			in: func() Inputs {
+				in := inputs(hosting(tlsListener("any", 443, nil, "Secret:site-tls"),
+					tlsListener("www", 443, named("www.provider.example"), "Secret:site-tls"),
+					tlsListener("free", 443, named("free.example"), "Secret:site-tls")))
+				in.Farm.TLSHosts, in.Farm.DefaultCertificate = []string{"www.provider.example"}, true
+				return in
+			}(),
+			check: func(t *testing.T, res Result) {
+				expect(t, listenerCondition(res, "any", "Conflicted"), "True/HostnameConflict")
+				expect(t, listenerCondition(res, "www", "Conflicted"), "True/HostnameConflict")
+				expect(t, listenerCondition(res, "free", "Conflicted"), "False/NoConflicts")
+				if len(res.TLSListeners) != 1 || res.TLSListeners[0].ServerName != "free.example" {
+					t.Fatalf("TLS listeners: %+v", res.TLSListeners)
+				}
 			},
 		},
 	}

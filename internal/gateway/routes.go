@@ -27,17 +27,7 @@ type backendProblem struct {
 
 // resolveBackend decides one backendRef of a route.
 func resolveBackend(in Inputs, routeNamespace string, ref gwv1.BackendRef) (model.Backend, backendProblem) {
-	group, kind := "", KindService
-	if ref.Group != nil {
-		group = string(*ref.Group)
-	}
-	if ref.Kind != nil {
-		kind = string(*ref.Kind)
-	}
-	ns := routeNamespace
-	if ref.Namespace != nil {
-		ns = string(*ref.Namespace)
-	}
+	group, kind, ns := valueOr(ref.Group, ""), valueOr(ref.Kind, KindService), valueOr(ref.Namespace, routeNamespace)
 	weight := uint32(1)
 	if ref.Weight != nil {
 		weight = uint32(max(0, *ref.Weight))
@@ -68,7 +58,14 @@ func resolveBackend(in Inputs, routeNamespace string, ref gwv1.BackendRef) (mode
 		return invalid, backendProblem{gwv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s has no port %s", key, portText(ref.Port))}
 	}
 	if found.ClusterIP == "" {
-		return invalid, backendProblem{gwv1.RouteReasonUnsupportedValue, fmt.Sprintf("Service %s has no cluster IP (headless)", key)}
+		// Headless: the frontend resolves the Service's name to its pods,
+		// which serve on the target port.
+		target, ok := found.TargetPorts[*ref.Port]
+		if !ok {
+			return invalid, backendProblem{gwv1.RouteReasonUnsupportedValue,
+				fmt.Sprintf("headless Service %s: port %d's targetPort must be a number (its pods are reached directly)", key, *ref.Port)}
+		}
+		return model.Backend{Weight: weight, Service: &model.ServiceBackend{Namespace: ns, Name: key.Name, Port: *ref.Port, TargetPort: target}}, backendProblem{}
 	}
 	return model.Backend{Weight: weight, Service: &model.ServiceBackend{Namespace: ns, Name: key.Name, ClusterIP: found.ClusterIP, Port: *ref.Port}}, backendProblem{}
 }
@@ -119,6 +116,12 @@ func resolvedRefs(in Inputs, r *gwv1.HTTPRoute, gen int64) metav1.Condition {
 					fmt.Sprintf("CachePolicy %s fronts one AppPool: the rule must have one AppPool backend", policy), gen)
 			}
 		}
+		if _, p := ruleContent(in, r.Namespace, rule); p.reason != "" {
+			return condition(string(gwv1.RouteConditionResolvedRefs), false, string(p.reason), p.message, gen)
+		}
+		if what := badContentRule(in, r.Namespace, rule); what != "" {
+			return condition(string(gwv1.RouteConditionResolvedRefs), false, string(gwv1.RouteReasonUnsupportedValue), what, gen)
+		}
 	}
 	return condition(string(gwv1.RouteConditionResolvedRefs), true, string(gwv1.RouteReasonResolvedRefs), "", gen)
 }
@@ -134,13 +137,18 @@ func unsupported(r *gwv1.HTTPRoute, gatewayNamespace string) string {
 	for _, rule := range r.Spec.Rules {
 		for _, f := range rule.Filters {
 			if f.Type == gwv1.HTTPRouteFilterExtensionRef {
-				if what := badCacheFilter(f, r.Namespace, gatewayNamespace); what != "" {
+				if what := badExtensionRef(f, r.Namespace, gatewayNamespace); what != "" {
 					return what
 				}
 				continue
 			}
 			if what := unsupportedFilter(f); what != "" {
 				return what
+			}
+		}
+		for _, kind := range []string{KindCachePolicy, KindSiteContent} {
+			if len(extensionRefs(rule, kind)) > 1 {
+				return fmt.Sprintf("a rule names one %s at most", kind)
 			}
 		}
 		for _, b := range rule.BackendRefs {
@@ -194,17 +202,20 @@ func unsupportedFilter(f gwv1.HTTPRouteFilter) string {
 	return fmt.Sprintf("filter %s is not served", f.Type)
 }
 
-// badCacheFilter says why an ExtensionRef filter is refused (empty: it is
-// a CachePolicy the farm can send the rule through). A cache tier fronts
-// the pools of its own namespace, which are the Gateway's: a route of
-// another namespace cannot name one (ExtensionRef is local).
-func badCacheFilter(f gwv1.HTTPRouteFilter, routeNamespace, gatewayNamespace string) string {
+// badExtensionRef says why an ExtensionRef filter is refused (empty: it
+// is a CachePolicy or a SiteContent the farm serves the rule with). A
+// cache tier fronts the pools of its own namespace, which are the
+// Gateway's: a route of another namespace cannot name one (ExtensionRef
+// is local). A SiteContent is the route's own, of any namespace.
+func badExtensionRef(f gwv1.HTTPRouteFilter, routeNamespace, gatewayNamespace string) string {
 	ref := f.ExtensionRef
 	switch {
 	case ref == nil:
 		return "extensionRef: missing"
+	case string(ref.Group) == GroupWebFarm && string(ref.Kind) == KindSiteContent:
+		return ""
 	case string(ref.Group) != GroupWebFarm || string(ref.Kind) != KindCachePolicy:
-		return fmt.Sprintf("extensionRef %s/%s is not served: a webfarm.dev CachePolicy", ref.Group, ref.Kind)
+		return fmt.Sprintf("extensionRef %s/%s is not served: a webfarm.dev CachePolicy or SiteContent", ref.Group, ref.Kind)
 	case routeNamespace != gatewayNamespace:
 		return fmt.Sprintf("extensionRef CachePolicy %s: cache tiers serve the routes of the Gateway's namespace (%s)", ref.Name, gatewayNamespace)
 	}
@@ -214,10 +225,8 @@ func badCacheFilter(f gwv1.HTTPRouteFilter, routeNamespace, gatewayNamespace str
 // cachePolicy is the CachePolicy a rule's ExtensionRef filter names (empty:
 // none).
 func cachePolicy(rule gwv1.HTTPRouteRule) string {
-	for _, f := range rule.Filters {
-		if f.Type == gwv1.HTTPRouteFilterExtensionRef && f.ExtensionRef != nil {
-			return string(f.ExtensionRef.Name)
-		}
+	if names := extensionRefs(rule, KindCachePolicy); len(names) > 0 {
+		return names[0]
 	}
 	return ""
 }
@@ -351,9 +360,11 @@ func pathChange(p *gwv1.HTTPPathModifier) *model.PathChange {
 }
 
 // claim is a host name an attached route asks for through one of its
-// parentRefs (its index in the route's statuses).
+// parentRefs (its index in the route's statuses), on an HTTP or an HTTPS
+// listener.
 type claim struct {
 	host   string
+	https  bool
 	route  *gwv1.HTTPRoute
 	parent int
 }
@@ -369,6 +380,7 @@ func sites(in Inputs, claims []claim, parents map[types.NamespacedName][]gwv1.Ro
 	}
 	lost := map[types.NamespacedName]map[int][]string{}
 	routesOf := map[string][]*gwv1.HTTPRoute{}
+	overHTTP, overHTTPS := map[string]bool{}, map[string]bool{}
 	for _, c := range claims {
 		key := types.NamespacedName{Namespace: c.route.Namespace, Name: c.route.Name}
 		ns, taken := owner[c.host]
@@ -385,6 +397,11 @@ func sites(in Inputs, claims []claim, parents map[types.NamespacedName][]gwv1.Ro
 		if !slices.Contains(routesOf[c.host], c.route) {
 			routesOf[c.host] = append(routesOf[c.host], c.route)
 		}
+		if c.https {
+			overHTTPS[c.host] = true
+		} else {
+			overHTTP[c.host] = true
+		}
 	}
 	for key, byParent := range lost {
 		for i, hosts := range byParent {
@@ -393,7 +410,13 @@ func sites(in Inputs, claims []claim, parents map[types.NamespacedName][]gwv1.Ro
 	}
 	out := make([]Site, 0, len(routesOf))
 	for host, routes := range routesOf {
-		out = append(out, Site{Name: siteName(host), Hosts: []string{host}, Routes: hostRoutes(in, routes)})
+		site := Site{Name: siteName(host), Hosts: []string{host}, Routes: hostRoutes(in, routes)}
+		if overHTTPS[host] {
+			// Its listener's certificate serves it (no Secret of its own);
+			// plain HTTP only where an HTTP listener has it too.
+			site.TLS = &model.SiteTLS{ServePlainHTTP: overHTTP[host], HTTPSOnly: !overHTTP[host]}
+		}
+		out = append(out, site)
 	}
 	slices.SortFunc(out, func(a, b Site) int { return cmp.Compare(a.Hosts[0], b.Hosts[0]) })
 	return out
@@ -445,6 +468,9 @@ func hostRoutes(in Inputs, routes []*gwv1.HTTPRoute) []model.Route {
 		}
 		for _, rule := range r.Spec.Rules {
 			target := ruleTarget(in, r.Namespace, rule)
+			if sendsToPool(target) {
+				target.Content, _ = ruleContent(in, r.Namespace, rule)
+			}
 			target.Filters = filters(rule)
 			target.Timeout, target.BackendTimeout, _ = timeouts(rule)
 			matches := rule.Matches
@@ -481,6 +507,12 @@ func hostRoutes(in Inputs, routes []*gwv1.HTTPRoute) []model.Route {
 	return out
 }
 
+// sendsToPool: a rule's requests reach an AppPool's workers, which serve
+// its content.
+func sendsToPool(r model.Route) bool {
+	return r.Pool != "" || slices.ContainsFunc(r.Backends, func(b model.Backend) bool { return b.Pool != "" && !b.Invalid })
+}
+
 func boolInt(b bool) int {
 	if b {
 		return 1
@@ -505,8 +537,13 @@ func ruleTarget(in Inputs, routeNamespace string, rule gwv1.HTTPRouteRule) model
 		backends = append(backends, b)
 	}
 	policy := cachePolicy(rule)
+	_, contentProblem := ruleContent(in, routeNamespace, rule)
 	switch {
 	case valid == 0, policy != "" && !in.CachePolicies[policy]:
+		return model.Route{Refused: true}
+	case contentProblem.reason != "", badContentRule(in, routeNamespace, rule) != "":
+		// An unresolved filter is not skipped: its requests get 500
+		// (Gateway API), never another folder's files.
 		return model.Route{Refused: true}
 	case len(backends) == 1 && backends[0].Pool != "":
 		return model.Route{Pool: backends[0].Pool, CachePolicy: policy}

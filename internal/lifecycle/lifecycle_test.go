@@ -329,3 +329,45 @@ func TestAPoolCannotStartWhenItsStatusSaysSoForItsGeneration(t *testing.T) {
 		})
 	}
 }
+
+// A pool of fixed size shows the autoscaler's figures and recommendation in
+// its status, as a report: its workers stay at spec.replicas.
+func TestAFixedPoolReportsItsCapacityAndKeepsItsReplicas(t *testing.T) {
+	pool := model.Pool{Name: "www", Replicas: ptr.To[int32](2)}
+	measured := &Scale{Decision: autoscale.Decision{Replicas: 2, Recommended: 6, Reason: "a report only: the pool keeps its fixed 2",
+		Measured: &autoscale.Measurement{RequestsPerSecond: 100, CPUCores: 0.8, MegacyclesPerRequest: 16, RequiredMHz: 5333.3}}, At: now}
+	unavailable := &Scale{Decision: autoscale.Decision{Replicas: 2, Recommended: 2, MetricsUnavailable: true, Reason: "metrics unavailable (no series)"}, At: now}
+	for _, tt := range []struct {
+		name          string
+		scale         *Scale
+		wantFigures   string
+		wantCondition metav1.ConditionStatus // "" for none
+	}{
+		{"a measured fixed pool shows its figures and the recommendation, and keeps 2 workers", measured,
+			"100.0 req/s, 0.800 cores, 16.000 Mc/req, 5333 MHz, 6 recommended", metav1.ConditionTrue},
+		{"a fixed pool the autoscaler cannot measure shows no figures and says why", unavailable, "", metav1.ConditionFalse},
+		{"a fixed pool not measured yet shows nothing", nil, "", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Decide(Input{Pool: pool, Observed: Observations{CurrentReplicas: ptr.To[int32](2), Scale: tt.scale}, Now: now})
+			if d.Replicas != 2 || len(d.Events) != 0 {
+				t.Errorf("%d replicas, events %v; want the fixed 2 and no event", d.Replicas, d.Events)
+			}
+			c := d.Status.Capacity
+			got := ""
+			if c.RecommendedReplicas != nil {
+				got = fmt.Sprintf("%s req/s, %s cores, %s Mc/req, %s MHz, %d recommended", c.RequestsPerSecond, c.CPUCores, c.MegacyclesPerRequest, c.RequiredMegahertz, *c.RecommendedReplicas)
+			}
+			if got != tt.wantFigures || c.LastScaleTime != nil {
+				t.Errorf("status.capacity %q (last scale %v), want %q and no scale", got, c.LastScaleTime, tt.wantFigures)
+			}
+			cond := meta.FindStatusCondition(d.Status.Conditions, v1.ConditionMetricsAvailable)
+			switch {
+			case tt.wantCondition == "" && cond != nil:
+				t.Errorf("MetricsAvailable %+v, want none", cond)
+			case tt.wantCondition != "" && (cond == nil || cond.Status != tt.wantCondition || cond.Message != tt.scale.Reason):
+				t.Errorf("MetricsAvailable %+v, want %s saying %q", cond, tt.wantCondition, tt.scale.Reason)
+			}
+		})
+	}
+}

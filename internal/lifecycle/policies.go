@@ -204,7 +204,6 @@ func idle(in Input, d *Decision) bool {
 func autoscaling(in Input, d *Decision) bool {
 	a := in.Pool.Autoscaling
 	if a == nil {
-		meta.RemoveStatusCondition(&d.Status.Conditions, v1.ConditionMetricsAvailable)
 		return false
 	}
 	current, s := in.Observed.CurrentReplicas, in.Observed.Scale
@@ -213,11 +212,7 @@ func autoscaling(in Input, d *Decision) bool {
 		return true
 	}
 	d.Status.Capacity = capacityStatus(d.Status.Capacity, s, current, d.Replicas)
-	c := condition(in, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMeasured, s.Reason)
-	if s.MetricsUnavailable {
-		c.Status, c.Reason = metav1.ConditionFalse, v1.ReasonMetricsUnavailable
-	}
-	meta.SetStatusCondition(&d.Status.Conditions, c)
+	meta.SetStatusCondition(&d.Status.Conditions, metricsCondition(in, s))
 	if current != nil && *current != d.Replicas {
 		reason := v1.ReasonScaledOut
 		if d.Replicas < *current {
@@ -229,13 +224,31 @@ func autoscaling(in Input, d *Decision) bool {
 	return true
 }
 
-// fixedSize runs the workers the spec asks for.
+// fixedSize runs the workers the spec asks for, and records the capacity
+// the autoscaler measured and recommends as a report: the recommendation
+// never changes the count.
 func fixedSize(in Input, d *Decision) bool {
 	d.Replicas = v1.DefaultPoolReplicas
 	if in.Pool.Replicas != nil {
 		d.Replicas = *in.Pool.Replicas
 	}
+	s := in.Observed.Scale
+	if s == nil {
+		return true // not measured yet: the status keeps what it recorded
+	}
+	d.Status.Capacity = capacityStatus(d.Status.Capacity, s, nil, d.Replicas)
+	meta.SetStatusCondition(&d.Status.Conditions, metricsCondition(in, s))
 	return true
+}
+
+// metricsCondition says whether the autoscaler could measure the pool, and
+// what it made of the figures.
+func metricsCondition(in Input, s *Scale) metav1.Condition {
+	c := condition(in, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMeasured, s.Reason)
+	if s.MetricsUnavailable {
+		c.Status, c.Reason = metav1.ConditionFalse, v1.ReasonMetricsUnavailable
+	}
+	return c
 }
 
 // stop records that health monitoring stops the pool for a reason: phase

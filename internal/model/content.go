@@ -98,3 +98,13 @@ func checkDocuments(field string, docs []string, errs *errList) {
 		}
 	}
 }
+
+// SiteContentOf is a content as the API states it (a Gateway API route's
+// SiteContent, or an inline route's), nil when it sets none; the error says
+// what of it the API would refuse (an object stored before a stricter
+// schema, or built in code).
+func SiteContentOf(c v1.RouteContent) (*SiteContent, error) {
+	var errs errList
+	out := resolveSiteContent("content", c, &errs)
+	return out, errs.err()
+}

@@ -6,6 +6,7 @@ package model
 
 import (
 	"net/netip"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -72,6 +73,24 @@ type Platform struct {
 	// ActivationTimeout bounds how long the activator holds a request while
 	// its pool starts.
 	ActivationTimeout time.Duration
+	// Isolation, when set, gives every pool and cache tier a NetworkPolicy
+	// that admits only the workloads that send it requests (nil: none).
+	Isolation *Isolation
+	// ControlTLS: the frontends reach the xDS server and the activator over
+	// mutual TLS, proving their farm with the identity Secret they mount
+	// (vocabulary.FrontendIdentityName). The operator always sets it; the
+	// renderer's tests on loopback may not.
+	ControlTLS bool
+}
+
+// Isolation is what a pool's or cache tier's NetworkPolicy admits besides
+// its own farms' frontends and cache tiers: the operator's pods (the
+// activator forwards to workers, the collectors read cache agents). They are
+// selected by namespace name and pod labels, which only whoever may create
+// pods in the operator's namespace can put on a pod.
+type Isolation struct {
+	OperatorNamespace string
+	OperatorPodLabels map[string]string
 }
 
 // Farm is a resolved WebFarm.
@@ -92,8 +111,63 @@ type Farm struct {
 	// CachePolicies are the distinct CachePolicy names the routes use, sorted.
 	CachePolicies []string
 
+	// GatewayListeners are the HTTPS listeners of the Gateways the farm
+	// serves, in their Gateways' order: each a certificate for a server
+	// name, over the sites of the routes attached to them.
+	GatewayListeners []TLSListener
+
 	Platform Platform
 }
+
+// TLSListener is a Gateway's HTTPS listener as the frontend serves it.
+type TLSListener struct {
+	// Name identifies it in the farm: "<gateway>/<listener>".
+	Name string
+	// ServerName is the host name it serves ("*.example.com" covers one
+	// label); empty: any server name that no other certificate serves.
+	ServerName string
+	// SecretName is its certificate's kubernetes.io/tls Secret, in the
+	// farm's namespace.
+	SecretName string
+}
+
+// Certificate is a Secret the frontend pods mount, and its name there.
+type Certificate struct {
+	// Name names its mount and its SDS resource in Envoy (and so its
+	// stats): an inline site's name, or GatewayCertificateName's.
+	Name       string
+	SecretName string
+}
+
+// GatewayCertificateName is the name of a Gateway listener's Secret in the
+// frontend. Site names are DNS labels and Secret names have no "_": the
+// underscores keep the two apart. It has no dot: Envoy reads a dot in a
+// stat's name as the end of the name's tag (cert_<name> in sds.* stats).
+func GatewayCertificateName(secret string) string {
+	return "gateway_" + strings.ReplaceAll(secret, ".", "_")
+}
+
+// Certificates are the Secrets the frontend serves: each inline HTTPS
+// site's, then each Gateway listener's Secret once, in listener order.
+func (f Farm) Certificates() []Certificate {
+	var out []Certificate
+	for _, s := range f.Sites {
+		if s.TLS != nil && s.TLS.SecretName != "" {
+			out = append(out, Certificate{Name: s.Name, SecretName: s.TLS.SecretName})
+		}
+	}
+	seen := map[string]bool{}
+	for _, l := range f.GatewayListeners {
+		if !seen[l.SecretName] {
+			seen[l.SecretName] = true
+			out = append(out, Certificate{Name: GatewayCertificateName(l.SecretName), SecretName: l.SecretName})
+		}
+	}
+	return out
+}
+
+// ServesHTTPS: the frontend has an HTTPS listener (a certificate to serve).
+func (f Farm) ServesHTTPS() bool { return len(f.Certificates()) > 0 }
 
 // Site is a resolved site: hosts sorted, routes longest prefix first.
 type Site struct {
@@ -109,10 +183,15 @@ type Site struct {
 
 // SiteTLS is a site's HTTPS.
 type SiteTLS struct {
-	// SecretName is the kubernetes.io/tls Secret the frontend pods mount.
+	// SecretName is the kubernetes.io/tls Secret the frontend pods mount
+	// for the site's hosts; empty for a Gateway route's site, which the
+	// certificate of its listener (Farm.GatewayListeners) serves.
 	SecretName string
 	// ServePlainHTTP serves plain HTTP too; false redirects it to HTTPS.
 	ServePlainHTTP bool
+	// HTTPSOnly: plain HTTP does not serve the site at all (a Gateway
+	// route attached to HTTPS listeners only), rather than redirecting.
+	HTTPSOnly bool
 	// HSTSMaxAge is the Strict-Transport-Security max-age (0: no header).
 	HSTSMaxAge        time.Duration
 	IncludeSubDomains bool
@@ -226,9 +305,17 @@ type Backend struct {
 // ServiceBackend is a Service the frontend reaches at its cluster IP.
 type ServiceBackend struct {
 	Namespace, Name string
-	ClusterIP       string
-	Port            int32
+	// ClusterIP is where the Service is reached on Port; empty for a
+	// headless Service, whose pods are reached by its DNS name on
+	// TargetPort.
+	ClusterIP  string
+	Port       int32
+	TargetPort int32
 }
+
+// DNSName is a headless Service's name in the cluster's DNS, which the
+// frontend pods' resolver completes with the cluster's domain.
+func (s ServiceBackend) DNSName() string { return s.Name + "." + s.Namespace + ".svc" }
 
 // SiteContent is a site's share of its pool's static content (an IIS site's
 // physical path, default documents and custom errors). The frontend sends
@@ -283,12 +370,33 @@ type Frontend struct {
 	WebSocketIdleTimeout time.Duration
 	KeepAlive            bool
 	Compression          bool
-	CPUMilli             int64
-	MemoryBytes          int64
-	ClientAddress        ClientAddress
-	AccessLog            AccessLog
-	Service              ServiceExposure
-	Placement            Placement
+	// DebugHeaders lets X-Webfarm-Worker and Envoy's Server header reach
+	// clients; off, both stay inside the farm.
+	DebugHeaders  bool
+	CPUMilli      int64
+	MemoryBytes   int64
+	ClientAddress ClientAddress
+	AccessLog     AccessLog
+	Service       ServiceExposure
+	Placement     Placement
+	ClientLimits  ClientLimits
+}
+
+// ClientLimits bound one client's share of a frontend replica.
+type ClientLimits struct {
+	RequestHeadersTimeout time.Duration
+	RequestBodyTimeout    time.Duration
+	MaxRequestHeadersKiB  uint32
+	// PerAddress and PerClassC are nil when the farm sets no such limit.
+	PerAddress *RequestRate
+	PerClassC  *RequestRate
+}
+
+// RequestRate is a token bucket refilled with PerSecond tokens a second,
+// holding at most Burst.
+type RequestRate struct {
+	PerSecond uint32
+	Burst     uint32
 }
 
 // ServiceExposure is how the frontend's Service meets the world beyond the

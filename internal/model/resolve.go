@@ -39,6 +39,7 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 			WebSocketIdleTimeout: errs.duration("frontend.webSocketIdleTimeout", fe.WebSocketIdleTimeout, v1.DefaultWebSocketIdle),
 			KeepAlive:            deref(fe.KeepAlive, true),
 			Compression:          deref(fe.Compression, false),
+			DebugHeaders:         deref(fe.DebugHeaders, false),
 			CPUMilli:             quantityOr(fe.CPU, v1.DefaultFrontendCPU).MilliValue(),
 			MemoryBytes:          errs.bytes("frontend.memory", quantityOr(fe.Memory, v1.DefaultFrontendMemory)),
 			AccessLog: AccessLog{
@@ -51,6 +52,7 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 	out.Frontend.ClientAddress = resolveClientAddress(fe.ClientAddress, &errs)
 	out.Frontend.Service = resolveServiceExposure(fe.Service, out.Frontend.ServiceType, &errs)
 	out.Frontend.Placement = resolvePlacement("frontend.placement", fe.Placement, &errs)
+	out.Frontend.ClientLimits = resolveClientLimits(fe.ClientLimits, &errs)
 	if p := out.Frontend.AccessLog.SamplePercent; p < 1 || p > 100 {
 		errs.add(fmt.Sprintf("frontend.accessLog.samplePercent %d: between 1 and 100", p))
 	}
@@ -78,6 +80,11 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 				errs.add(fmt.Sprintf("host name %q belongs to sites %q and %q", h, other, s.Name))
 			}
 			siteOfHost[string(h)] = s.Name
+		}
+		// The schema's pattern: the name becomes part of Envoy's virtual
+		// host and stat names, which must be valid UTF-8.
+		if msgs := validation.IsDNS1123Label(s.Name); len(msgs) > 0 {
+			errs.add(fmt.Sprintf("site %q: not a valid name: %s", s.Name, strings.Join(msgs, ", ")))
 		}
 		site := Site{Name: s.Name}
 		for _, h := range s.Hosts {
@@ -473,6 +480,38 @@ func (e *errList) referencedName(field, name string) {
 	if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
 		e.add(fmt.Sprintf("%s %q is not a valid name: %s", field, name, strings.Join(msgs, ", ")))
 	}
+}
+
+// resolveClientLimits applies the defaults; the schema bounds each value,
+// and objects built in code are bounded here too.
+func resolveClientLimits(c v1.ClientLimits, errs *errList) ClientLimits {
+	out := ClientLimits{
+		RequestHeadersTimeout: errs.duration("frontend.clientLimits.requestHeadersTimeout", c.RequestHeadersTimeout, v1.DefaultHeadersTimeout),
+		RequestBodyTimeout:    errs.duration("frontend.clientLimits.requestBodyTimeout", c.RequestBodyTimeout, v1.DefaultBodyTimeout),
+		MaxRequestHeadersKiB:  uint32(orDefault(c.MaxRequestHeadersKiB, v1.DefaultMaxHeadersKiB)),
+		PerAddress:            resolveRequestRate("frontend.clientLimits.perAddress", c.PerAddress, errs),
+		PerClassC:             resolveRequestRate("frontend.clientLimits.perClassC", c.PerClassC, errs),
+	}
+	if out.RequestHeadersTimeout < time.Second || out.RequestBodyTimeout < time.Second {
+		errs.add("frontend.clientLimits: request timeouts must be at least 1s")
+	}
+	if c.MaxRequestHeadersKiB < 0 || c.MaxRequestHeadersKiB > 96 {
+		errs.add(fmt.Sprintf("frontend.clientLimits.maxRequestHeadersKiB %d: between 1 and 96", c.MaxRequestHeadersKiB))
+	}
+	return out
+}
+
+// resolveRequestRate is nil for a rate left unset.
+func resolveRequestRate(field string, r v1.RequestRate, errs *errList) *RequestRate {
+	if r == (v1.RequestRate{}) {
+		return nil
+	}
+	burst := orDefault(r.Burst, r.RequestsPerSecond)
+	if r.RequestsPerSecond < 1 || burst < r.RequestsPerSecond {
+		errs.add(fmt.Sprintf("%s: requestsPerSecond %d must be at least 1 and burst %d at least requestsPerSecond", field, r.RequestsPerSecond, burst))
+		return nil
+	}
+	return &RequestRate{PerSecond: uint32(r.RequestsPerSecond), Burst: uint32(burst)}
 }
 
 func (e *errList) duration(field string, v v1.Duration, def string) time.Duration {

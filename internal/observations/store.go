@@ -2,8 +2,9 @@
 // pool, cache tier and farm between two decisions: per-worker requests and
 // memory, queue refusals, worker failures, CPU readings, the autoscaler's
 // decisions, when a pool last got requests, the cache tiers' counters, the
-// certificates each farm's frontends serve; and of what a reconciler saw
-// that its status does not keep: since when no route names a cache policy.
+// certificates each farm's frontends serve and the configuration each runs;
+// and of what a reconciler saw that its status does not keep: since when no
+// route names a cache policy.
 // The collectors write and tell the reconcilers through a Notifier; the
 // reconcilers read when they decide and put what belongs in a status into
 // the status they write. Every figure is keyed by its object's namespace and
@@ -29,6 +30,7 @@ type Store struct {
 	active       map[types.NamespacedName]activity             // pool -> when it last got requests
 	cache        map[types.NamespacedName]*cacheTier           // cache policy -> its tier's figures
 	certificates map[types.NamespacedName]FrontendCertificates // farm -> its frontends' certificates
+	configs      map[types.NamespacedName][]FrontendConfig     // farm -> the configuration each frontend runs
 	cpu          cpu.Tracker                                   // keyed by the pool's "namespace/name"
 	failures     health.Log                                    // keyed by the pool's "namespace/name"
 }
@@ -45,6 +47,7 @@ func (s *Store) initialise() {
 	s.active = map[types.NamespacedName]activity{}
 	s.cache = map[types.NamespacedName]*cacheTier{}
 	s.certificates = map[types.NamespacedName]FrontendCertificates{}
+	s.configs = map[types.NamespacedName][]FrontendConfig{}
 }
 
 // ForgetPool drops a deleted pool's figures.
@@ -72,4 +75,5 @@ func (s *Store) ForgetFarm(farm types.NamespacedName) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.certificates, farm)
+	delete(s.configs, farm)
 }

@@ -5,6 +5,7 @@
 package operator
 
 import (
+	"cmp"
 	"net/http"
 	"time"
 
@@ -28,7 +29,8 @@ import (
 type Options struct {
 	Controllers controllers.ControllerOptions
 	// FrontendStatsInterval, when set, is how often the leader reads the
-	// farms' Envoy frontends for the pools' queue figures (and the cache
+	// farms' Envoy frontends for the pools' queue figures and the
+	// configuration each frontend runs (and the cache
 	// tiers' counters and the frontends' certificates as often).
 	FrontendStatsInterval time.Duration
 	// Prometheus, when set, is where the CPU monitor reads the pools' CPU
@@ -46,6 +48,8 @@ type Options struct {
 // render.
 func Setup(mgr ctrl.Manager, platform model.Platform, opts Options) error {
 	opts.Controllers.ActivityWatched = opts.FrontendStatsInterval > 0
+	// The frontends weigh the workers at the clock rates the autoscaler counts them at.
+	opts.Controllers.DefaultNodeMHz = cmp.Or(opts.Controllers.DefaultNodeMHz, opts.Autoscale.DefaultNodeMHz)
 	opts.Controllers.GatewayAPI = controllers.GatewayAPIInstalled(mgr.GetRESTMapper())
 	if !opts.Controllers.GatewayAPI {
 		ctrl.Log.Info("Gateway API's CRDs are not installed: farms serve their inline sites alone (restart the operator after installing them)")
@@ -79,7 +83,7 @@ func addCollectors(mgr ctrl.Manager, models *model.Models, opts Options, o contr
 	if opts.FrontendStatsInterval > 0 {
 		collectors = append(collectors,
 			&frontendstats.FrontendStats{Client: c, Interval: opts.FrontendStatsInterval, HTTP: &http.Client{Timeout: 2 * time.Second},
-				Observations: o.Store, Pools: o.Pools},
+				Observations: o.Store, Pools: o.Pools, Farms: o.Farms},
 			// The cache tiers' counters, read as often; their status changes less often.
 			&cachestats.CacheStats{Client: c, Interval: opts.FrontendStatsInterval, StatusInterval: cachestats.StatusInterval,
 				Agents:       cacheadmin.Client{HTTP: &http.Client{Timeout: 2 * time.Second}, Port: vocabulary.AgentAdminPort},

@@ -18,6 +18,14 @@ type PromStub struct {
 	*httptest.Server
 	mu      sync.Mutex
 	answers map[string]PromAnswer // by namespace + " " + metric
+	queries int
+}
+
+// Queries is how many queries the stub was asked.
+func (s *PromStub) Queries() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.queries
 }
 
 // PromAnswer is the stub's answer to a query: a vector of values by pod
@@ -25,6 +33,9 @@ type PromStub struct {
 type PromAnswer struct {
 	ByPod map[string]string
 	Error string
+	// Unreachable: the stub closes the connection without an answer, as
+	// an address nothing answers at would.
+	Unreachable bool
 }
 
 // NewPromStub starts a stub; it stops when the process's tests end.
@@ -57,6 +68,7 @@ func (s *PromStub) serve(w http.ResponseWriter, r *http.Request) {
 		ns = m[1]
 	}
 	s.mu.Lock()
+	s.queries++
 	var answer PromAnswer
 	found := false
 	for key, a := range s.answers {
@@ -67,6 +79,12 @@ func (s *PromStub) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
+	if answer.Unreachable {
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			_ = conn.Close()
+		}
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	if answer.Error != "" {
 		// 422: how Prometheus reports a query that failed to run.

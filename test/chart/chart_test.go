@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -25,6 +26,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"k8s.io/pod-security-admission/api"
@@ -37,6 +39,7 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/controllers"
+	"webfarm.dev/operator/internal/identity"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/operator"
 	"webfarm.dev/operator/internal/testutil"
@@ -84,8 +87,8 @@ func TestTheChartLints(t *testing.T) {
 func TestTheChartRendersTheOperator(t *testing.T) {
 	objs := render(t)
 	for kind, want := range map[string]int{
-		"CustomResourceDefinition": 3 + 10, "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 1, // the operator's, and its metrics' readers
-		"Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 2, // xDS and metrics
+		"CustomResourceDefinition": 4 + 10, "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 1, // the operator's, and its metrics' readers
+		"Role": 2, "RoleBinding": 2, "Deployment": 1, "Service": 2, // leader election and the control CA; xDS and metrics
 		"NetworkPolicy": 1,
 		// The Gateway API's standard channel: 10 CRDs and its safe-upgrades policy.
 		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
@@ -132,10 +135,30 @@ func TestTheChartRendersTheOperator(t *testing.T) {
 		}
 	})
 
+	t.Run("the one Secret the operator may read is its control CA, by name", func(t *testing.T) {
+		for _, doc := range objs["Role"] {
+			var role rbacv1.Role
+			mustUnmarshal(t, doc, &role)
+			for _, r := range role.Rules {
+				if !slices.Contains(r.Resources, "secrets") {
+					continue
+				}
+				for _, verb := range r.Verbs {
+					switch {
+					case verb == "create":
+					case verb == "get" && len(r.ResourceNames) == 1 && strings.HasSuffix(r.ResourceNames[0], "-control-ca"):
+					default:
+						t.Errorf("Role %s grants %s on Secrets %v; want get of the control CA and create only", role.Name, verb, r.ResourceNames)
+					}
+				}
+			}
+		}
+	})
+
 	t.Run("with watchNamespaces, the cluster-scoped rules are exactly the generated role's cluster-scoped ones", func(t *testing.T) {
 		objs := render(t, "--set", "watchNamespaces={shop,blog}")
-		if len(objs["ClusterRoleBinding"]) != 1 || len(objs["RoleBinding"]) != 3 {
-			t.Fatalf("%d ClusterRoleBindings and %d RoleBindings, want 1 (cluster-scoped rules) and 3 (two namespaces, leader election)",
+		if len(objs["ClusterRoleBinding"]) != 1 || len(objs["RoleBinding"]) != 4 {
+			t.Fatalf("%d ClusterRoleBindings and %d RoleBindings, want 1 (cluster-scoped rules) and 4 (two namespaces, leader election, the control CA)",
 				len(objs["ClusterRoleBinding"]), len(objs["RoleBinding"]))
 		}
 		var scoped, generated rbacv1.ClusterRole
@@ -340,8 +363,8 @@ func TestTheChartRendersTheOperator(t *testing.T) {
 		if n := len(crdsOf(t, off, gatewayAPIGroup)) + len(off["ValidatingAdmissionPolicy"]); n != 0 {
 			t.Errorf("%d Gateway API objects rendered with gatewayAPI.crds.enabled=false", n)
 		}
-		if n := len(crdsOf(t, off, v1.GroupVersion.Group)); n != 3 {
-			t.Errorf("%d of the operator's CRDs rendered with gatewayAPI.crds.enabled=false, want 3", n)
+		if n := len(crdsOf(t, off, v1.GroupVersion.Group)); n != 4 {
+			t.Errorf("%d of the operator's CRDs rendered with gatewayAPI.crds.enabled=false, want 4", n)
 		}
 	})
 }
@@ -442,7 +465,7 @@ func TestTheChartInstallsAndItsRBACIsEnoughForTheOperator(t *testing.T) {
 	// one that this run cannot exercise, with the reason.
 	unexercised := map[string]string{
 		"/nodes:get":                                            "the autoscaler reads nodes through the cache; get is the cache's fallback",
-		"/nodes:list":                                           "the autoscaler (with Prometheus) reads each worker's node clock rate; this run has no Prometheus",
+		"/nodes:list":                                           "the autoscaler (with Prometheus) and the routing controller (xDS) read each worker's node clock rate; this run has neither",
 		"/nodes:watch":                                          "as list",
 		"/pods:get":                                             "pods are read through the cache",
 		"/services:get":                                         "Services are read through the cache",
@@ -453,6 +476,8 @@ func TestTheChartInstallsAndItsRBACIsEnoughForTheOperator(t *testing.T) {
 		"apps/deployments:get":                                  "Deployments are read through the cache",
 		"/serviceaccounts:get":                                  "read through the cache",
 		"policy/poddisruptionbudgets:get":                       "read through the cache",
+		"networking.k8s.io/networkpolicies:get":                 "read through the cache",
+		"networking.k8s.io/networkpolicies:delete":              "a removed cache tier's, and those made before networkPolicy.isolatePools was turned off; this run does neither",
 		"discovery.k8s.io/endpointslices:get":                   "as list",
 		"events.k8s.io/events:patch":                            "a repeated event is a patch of the first (an event series): a run may not repeat one",
 		"/configmaps:get":                                       "a new pool checks that its content ConfigMap (the user's, outside the cache) exists, and the cache tier reads it for its revision; this run's pool has an app, no ConfigMap",
@@ -474,6 +499,7 @@ func TestTheChartInstallsAndItsRBACIsEnoughForTheOperator(t *testing.T) {
 		"gateway.networking.k8s.io/gateways:get":                "as gatewayclasses:get",
 		"gateway.networking.k8s.io/httproutes:get":              "as gatewayclasses:get",
 		"gateway.networking.k8s.io/referencegrants:get":         "as gatewayclasses:get",
+		"webfarm.dev/sitecontents:get":                          "as gatewayclasses:get: a route's SiteContent is read through the cache",
 		"gateway.networking.k8s.io/gatewayclasses/status:patch": "the operator accepts its GatewayClasses; this run has none",
 		"gateway.networking.k8s.io/gateways/status:patch":       "a Gateway's status; this run has no Gateway",
 		"gateway.networking.k8s.io/httproutes/status:update":    "a route's parent status; this run has no HTTPRoute",
@@ -579,6 +605,15 @@ func TestAnOperatorWatchingNamespacesNeedsNoClusterWideRights(t *testing.T) {
 		{"it can read no Secret at all", func() error {
 			return asOperatorClient.List(ctx, &corev1.SecretList{}, client.InNamespace("shop"))
 		}},
+		{"it cannot read back the identity it wrote for a farm", func() error {
+			return asOperatorClient.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web-frontend-identity"}, &corev1.Secret{})
+		}},
+		{"it cannot read a Secret of its own namespace other than its CA", func() error {
+			return asOperatorClient.Get(ctx, client.ObjectKey{Namespace: "webfarm-system", Name: "sh.helm.release.v1.wf.v1"}, &corev1.Secret{})
+		}},
+		{"it cannot list the Secrets of its own namespace", func() error {
+			return asOperatorClient.List(ctx, &corev1.SecretList{}, client.InNamespace("webfarm-system"))
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -648,8 +683,26 @@ func installAndReconcile(t *testing.T, watch []string, auditLog string, helmArgs
 	// The operator as its binary assembles it, here without collectors (no
 	// Prometheus, no frontends' statistics); linking it whole registers every
 	// metric the binary serves, which TestEveryQueriedMetricExists reads.
-	if err := operator.Setup(mgr, model.Platform{Images: model.Images{Envoy: "envoy", Nginx: "nginx", CacheAgent: "agent", PullPolicy: "IfNotPresent"}, XDSHost: "wf-xds.webfarm-system.svc", XDSPort: 18000},
-		operator.Options{Controllers: controllers.ControllerOptions{MaxConcurrentReconciles: 2}}); err != nil {
+	// Its pools isolated, as the chart's default flags ask (networkPolicy.isolatePools).
+	isolation := &model.Isolation{OperatorNamespace: "webfarm-system",
+		OperatorPodLabels: map[string]string{"app.kubernetes.io/name": "webfarm-operator", "app.kubernetes.io/instance": "wf"}}
+	// The control CA, loaded (here: created) as the binary does, with the
+	// operator's rights.
+	operatorClient, err := client.New(asOperator, client.Options{Scheme: testutil.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := identity.LoadOrCreateCA(context.Background(), operatorClient, types.NamespacedName{Namespace: "webfarm-system", Name: "wf-control-ca"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	authority, err := identity.NewAuthority(ca, []string{"wf-xds.webfarm-system.svc"}, time.Hour, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := operator.Setup(mgr, model.Platform{Images: model.Images{Envoy: "envoy", Nginx: "nginx", CacheAgent: "agent", PullPolicy: "IfNotPresent"}, XDSHost: "wf-xds.webfarm-system.svc", XDSPort: 18000, ControlTLS: true,
+		Isolation: isolation},
+		operator.Options{Controllers: controllers.ControllerOptions{MaxConcurrentReconciles: 2, Identity: authority}}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -672,6 +725,9 @@ func installAndReconcile(t *testing.T, watch []string, auditLog string, helmArgs
 			if err := admin.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: name}, &appsv1.Deployment{}); err != nil {
 				return fmt.Errorf("deployment %s: %w", name, err)
 			}
+		}
+		if err := admin.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: "web-frontend-identity"}, &corev1.Secret{}); err != nil {
+			return fmt.Errorf("the farm's identity: %w", err)
 		}
 		if err := admin.Get(context.Background(), client.ObjectKeyFromObject(farm), farm); err != nil {
 			return err

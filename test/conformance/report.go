@@ -1,12 +1,14 @@
 // Package conformance runs the upstream Gateway API conformance suite
 // (sigs.k8s.io/gateway-api/conformance) against the operator on the local
-// cluster and writes its report. The run is conformance_test.go (build tag
-// conformance: `make test-conformance`); this file holds what it claims and the
-// report's rendering, pure and tested without a cluster.
+// cluster and writes its report. The run is run.go (RunSuite: a test of the
+// end-to-end suite, `make test-e2e`, or alone, `make test-conformance`); this
+// file holds what it claims and the report's rendering, pure and tested
+// without a cluster.
 package conformance
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -48,6 +50,17 @@ var ExtendedFeatures = []features.FeatureName{
 	features.SupportHTTPRouteBackendTimeout,
 	features.SupportHTTPRouteBackendProtocolWebSocket,
 }
+
+// SkippedTests are the suite's tests the run skips, each with why: what
+// they test is refused on purpose, and the reason is the design's.
+var SkippedTests = map[string]string{
+	"GatewaySecretReferenceGrantAllInNamespace": crossNamespaceSecrets,
+	"GatewaySecretReferenceGrantSpecific":       crossNamespaceSecrets,
+}
+
+const crossNamespaceSecrets = "a listener's certificate must be a Secret of the Gateway's namespace, even with a ReferenceGrant: " +
+	"the farm's frontend pods mount it, a pod mounts Secrets of its own namespace only, and the operator reads no Secret " +
+	"(it has no right to), so it cannot copy one across; such a listener is refused with InvalidCertificateRef"
 
 // Outcome is how one of the suite's tests ended.
 type Outcome string
@@ -93,12 +106,12 @@ type Run struct {
 	ReproduceCommand  string
 }
 
-// NewRun fills in what every report states: the profile's core features,
+// NewRun fills in what every report states, written by command: the profile's core features,
 // its extended ones claimed and not claimed, sorted.
-func NewRun() Run {
+func NewRun(command string) Run {
 	profile := suite.GatewayHTTPConformanceProfile
 	return Run{
-		ReproduceCommand:  "make test-conformance",
+		ReproduceCommand:  command,
 		CoreFeatures:      names(profile.CoreFeatures.UnsortedList()),
 		ClaimedFeatures:   names(ExtendedFeatures),
 		UnclaimedFeatures: names(profile.ExtendedFeatures.Difference(sets.New(ExtendedFeatures...)).UnsortedList()),
@@ -175,6 +188,16 @@ func Markdown(r Run) string {
 		p("|---|---|---|")
 		for _, t := range ran {
 			p("| %s | %s | %s |", t.Name, codeList(t.Features), t.Outcome)
+		}
+	}
+	if len(r.Tests) > 0 && len(SkippedTests) > 0 {
+		p("")
+		p("## Tests skipped by design")
+		p("")
+		p("| Test | Why |")
+		p("|---|---|")
+		for _, name := range slices.Sorted(maps.Keys(SkippedTests)) {
+			p("| %s | %s |", name, SkippedTests[name])
 		}
 	}
 	if n := len(r.Tests) - len(ran); n > 0 {

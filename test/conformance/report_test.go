@@ -38,7 +38,7 @@ func TestOutcomeOf(t *testing.T) {
 
 func TestMarkdown(t *testing.T) {
 	base := func() Run {
-		r := NewRun()
+		r := NewRun("make test-conformance")
 		r.SuiteVersion, r.Implementation, r.ReportFile = "v1.6.3", "0.2.0", "bin/report.yaml"
 		r.GatewayAPIVersion, r.GatewayAPIChannel = "v1.6.3", "standard"
 		r.Date = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
@@ -71,7 +71,7 @@ func TestMarkdown(t *testing.T) {
 			absent: []string{"| Test |"},
 		},
 		{
-			name: "the tests that ran are listed by name; those of unclaimed features are only counted",
+			name: "the tests that ran are listed by name, then those skipped by design with why; those of unclaimed features are only counted",
 			run: func() Run {
 				r := base()
 				r.Tests = ran
@@ -80,6 +80,7 @@ func TestMarkdown(t *testing.T) {
 			},
 			want: []string{"- Core: failure (1 passed, 1 failed, 0 skipped)", "- Extended: partial (0 passed, 0 failed, 1 skipped)",
 				"| GatewayInvalidRouteKind | `Gateway` | passed |", "| HTTPRouteSchemeRedirect |", "| HTTPRouteSimpleSameNamespace |",
+				"## Tests skipped by design", "| GatewaySecretReferenceGrantAllInNamespace | a listener's certificate must be a Secret of the Gateway's namespace",
 				"1 more tests of the suite need features not claimed here"},
 			absent: []string{"| HTTPRouteRequestMirror |", "stopped in its setup"},
 		},

@@ -40,11 +40,15 @@ spec:
     replicas: 1
     cpu: 100m
     service: {type: NodePort}
+    # The tests read which worker answered each request.
+    debugHeaders: true
   sessionAffinity:
     type: Cookie
     cookie: {name: AFFINITY}
 `
 
+// workerHeader names the worker pod that answered, on the answers of farms
+// with debugHeaders.
 const workerHeader = "X-Webfarm-Worker"
 
 // Clients in one /24 (10.201.1.x) and in seven others.

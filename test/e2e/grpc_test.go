@@ -37,7 +37,9 @@ spec:
   healthCheck: {interval: 2s}
   idle: {timeout: 0s, onDemandStart: false}
 ---
-` + oneRouteFarm("grpc", "grpc.example", "greeter")
+` + oneRouteFarm("grpc", "grpc.example", "greeter") +
+	// Under the farm's frontend: the test reads which worker answered.
+	"    debugHeaders: true\n"
 
 // gRPC from outside the cluster (h2c) through the farm's frontend, the
 // pool's nginx and the test application.

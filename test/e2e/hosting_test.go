@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,27 +15,42 @@ import (
 )
 
 // providerFarm is a hosting provider's infrastructure namespace: a shared
-// pool, a farm with the provider's own site, and the Gateway its tenants
-// attach to (namespaces labelled hosting=<tenantLabel>), with the grant
-// that lets their routes use the shared pool.
-func providerFarm(class, tenantLabel string, tenants ...string) string {
+// pool whose content is the folder of this host that a claim of its own
+// mounts (see hostingContent), a farm with the provider's own site, and the
+// Gateway its tenants attach to (namespaces labelled hosting=<tenantLabel>),
+// with the grant that lets their routes use the shared pool.
+func providerFarm(class, infra, volume, content string, tenants ...string) string {
 	var from []string
 	for _, ns := range tenants {
 		from = append(from, fmt.Sprintf("  - {group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: %s}", ns))
 	}
-	return `apiVersion: v1
-kind: ConfigMap
-metadata: {name: shared-content}
-data:
-  index.html: "shared pool\n"
+	return fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolume
+metadata: {name: %[1]s}
+spec:
+  capacity: {storage: 1Mi}
+  accessModes: [ReadOnlyMany]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: ""
+  claimRef: {namespace: %[2]s, name: tenants}
+  hostPath: {path: %[3]s, type: Directory}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: tenants}
+spec:
+  accessModes: [ReadOnlyMany]
+  storageClassName: ""
+  volumeName: %[1]s
+  resources: {requests: {storage: 1Mi}}
 ---
 apiVersion: webfarm.dev/v1alpha1
 kind: AppPool
 metadata: {name: shared}
 spec:
-  content: {configMap: {name: shared-content}}
+  content: {persistentVolumeClaim: {claimName: tenants}}
   replicas: 1
-  cpu: 50m
+  cpu: 100m
   memory: 64Mi
 ---
 apiVersion: webfarm.dev/v1alpha1
@@ -44,13 +61,13 @@ spec:
   - name: provider
     hosts: [www.provider.example]
     routes: [{pathPrefix: /, appPool: shared}]
-  frontend: {replicas: 1, cpu: 100m}
+  frontend: {replicas: 1, cpu: 200m}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: public}
 spec:
-  gatewayClassName: ` + class + `
+  gatewayClassName: %[4]s
   infrastructure:
     parametersRef: {group: webfarm.dev, kind: WebFarm, name: hosting}
   listeners:
@@ -60,16 +77,104 @@ spec:
     allowedRoutes:
       namespaces:
         from: Selector
-        selector: {matchLabels: {hosting: ` + tenantLabel + `}}
+        selector: {matchLabels: {hosting: %[2]s}}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: ReferenceGrant
 metadata: {name: tenants-use-shared-pools}
 spec:
   from:
-` + strings.Join(from, "\n") + `
+%[5]s
   to: [{group: webfarm.dev, kind: AppPool}]
-`
+`, volume, infra, content, class, strings.Join(from, "\n"))
+}
+
+// tenantMediaTypes are files every tenant's site holds, and the
+// Content-Type each must be served with.
+var tenantMediaTypes = map[string]string{"clip.mp4": "video/mp4", "module.wasm": "application/wasm", "photo.avif": "image/avif", "table.csv": "text/csv"}
+
+// tenantOf is the tenant (an index of the test's tenants) that owns site i.
+func tenantOf(i int) int { return i % 3 }
+
+// defaultDocument is site i's default document: the pool's first for odd
+// sites, one the site names for even ones.
+func defaultDocument(i int) string {
+	if i%2 == 0 {
+		return "default.htm"
+	}
+	return "index.html"
+}
+
+// tenantContent writes the shared pool's content as a hosting provider lays
+// it out, into a folder of this host that the node mounts (the local
+// cluster runs on this host): the provider's own site at the root, and a
+// folder per tenant namespace with the tenant's own index page and its
+// sites (site-NN: a default document, a 404 page and a file of each media
+// type), one more than the test starts with, for the site it adds.
+func tenantContent(t *testing.T, tenants []string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "webfarm-e2e-tenants-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	files := map[string]string{"index.html": "shared pool\n"}
+	for _, ns := range tenants {
+		files[ns+"/index.html"] = ns + " folder\n"
+	}
+	for i := 1; i <= hostingSites+1; i++ {
+		site := tenants[tenantOf(i)] + "/" + siteName(i) + "/"
+		files[site+defaultDocument(i)] = siteName(i) + " home\n"
+		files[site+"errors/404.html"] = siteName(i) + " has no such page\n"
+		for name := range tenantMediaTypes {
+			files[site+name] = siteName(i) + " " + name + "\n"
+		}
+	}
+	for name, text := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The workers' nginx runs as a user of its own: it reads every folder.
+	if err := filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err == nil && info.IsDir() {
+			err = os.Chmod(path, 0o755)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// tenantSite is a tenant's site i: its SiteContent (its folder, its
+// default document, its 404 page) and the HTTPRoute that names it for
+// its host, to the provider's shared pool.
+func tenantSite(i int, infra string) string {
+	documents := ""
+	if defaultDocument(i) != "index.html" {
+		documents = ", defaultDocuments: [" + defaultDocument(i) + "]"
+	}
+	return fmt.Sprintf(`apiVersion: webfarm.dev/v1alpha1
+kind: SiteContent
+metadata: {name: %[1]s}
+spec: {directory: %[1]s%[3]s, errorPages: [{statusCode: 404, path: /errors/404.html}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: %[1]s}
+spec:
+  parentRefs: [{name: public, namespace: %[2]s}]
+  hostnames: [%[1]s.example]
+  rules:
+  - filters: [{type: ExtensionRef, extensionRef: {group: webfarm.dev, kind: SiteContent, name: %[1]s}}]
+    backendRefs: [{group: webfarm.dev, kind: AppPool, name: shared, namespace: %[2]s}]
+---
+`, siteName(i), infra, documents)
 }
 
 // tenantRoute is a tenant's HTTPRoute for hosts, to the provider's shared pool.
@@ -87,10 +192,13 @@ spec:
 
 // Shared hosting through Gateway API on the local cluster: three tenants'
 // namespaces attach routes to a provider's Gateway and are served by its
-// farm's shared pool; a namespace the Gateway does not select is refused
-// with its reason; a host two tenants claim goes to the older route; a
-// tenant removing its route removes only its hosts; no route change
-// restarts the pool's worker.
+// farm's shared pool, each from its own folder of the pool's content;
+// fifty tenants' sites, each an HTTPRoute naming its SiteContent, serve
+// their own files with their media types, default documents and 404
+// pages; a site added restarts no worker; a namespace the Gateway does not
+// select is refused with its reason; a host two tenants claim goes to the
+// older route; a tenant removing its route removes only its hosts; no
+// route change restarts the pool's worker.
 func TestTenantsShareAFarmThroughGatewayAPI(t *testing.T) {
 	t.Parallel() // it mostly waits: it runs beside the other waiting tests
 	infra := cluster.Namespace(t)
@@ -108,7 +216,11 @@ spec: {controllerName: webfarm.dev/gateway-controller}
 	for _, ns := range tenants {
 		cluster.Run(t, "label", "namespace", ns, "hosting="+infra)
 	}
-	cluster.Apply(t, infra, providerFarm(class, infra, append(tenants, outsider)...))
+	volume := "tenants-" + infra // volumes are cluster-wide
+	t.Cleanup(func() {
+		_, _ = cluster.Kubectl.Run(context.Background(), "delete", "persistentvolume", volume, "--ignore-not-found", "--wait=false")
+	})
+	cluster.Apply(t, infra, providerFarm(class, infra, volume, tenantContent(t, tenants), append(tenants, outsider)...))
 	cluster.WaitReady(t, infra, 3*time.Minute, "webfarm/hosting", "apppool/shared")
 	workerState := func() string {
 		return strings.TrimSpace(cluster.Run(t, "get", "pods", "-n", infra, "-l", "app.kubernetes.io/component=pool,app.kubernetes.io/instance=shared",
@@ -155,21 +267,48 @@ spec: {controllerName: webfarm.dev/gateway-controller}
 	cluster.Apply(t, tenants[1], tenantRoute("blog", infra, "b.example", "a.example"))
 	cluster.Apply(t, tenants[2], tenantRoute("docs", infra, "c.example"))
 	cluster.Apply(t, outsider, tenantRoute("intruder", infra, "o.example"))
+	sitesApplied := time.Now()
+	for k, ns := range tenants {
+		var manifest strings.Builder
+		for i := 1; i <= hostingSites; i++ {
+			if tenantOf(i) == k {
+				manifest.WriteString(tenantSite(i, infra))
+			}
+		}
+		cluster.Apply(t, ns, manifest.String())
+	}
 
 	t.Run("the Gateway is programmed at its farm's frontend address with the tenants' routes attached", func(t *testing.T) {
 		framework.Eventually(t, time.Minute, func() error {
 			out := strings.TrimSpace(cluster.Run(t, "get", "gateway", "-n", infra, "public", "-o",
 				`jsonpath={.status.conditions[?(@.type=="Programmed")].status} {.status.addresses[0].value} {.status.listeners[0].attachedRoutes}`))
 			ip := strings.TrimSpace(cluster.Run(t, "get", "service", "-n", infra, "hosting-frontend", "-o", "jsonpath={.spec.clusterIP}"))
-			if want := "True " + ip + " 3"; out != want {
+			if want := fmt.Sprintf("True %s %d", ip, 3+hostingSites); out != want {
 				return fmt.Errorf("Gateway Programmed, address, attached routes: %q, want %q", out, want)
 			}
 			return nil
 		})
 	})
-	t.Run("each tenant's host and the provider's own site are served by the shared pool", func(t *testing.T) {
-		for _, host := range []string{"a.example", "b.example", "c.example", "www.provider.example"} {
-			framework.Eventually(t, time.Minute, serves(host, "200 shared pool"))
+	t.Run("each tenant's route without a SiteContent serves the tenant's own folder, the provider's site the root", func(t *testing.T) {
+		for i, host := range []string{"a.example", "b.example", "c.example"} {
+			framework.Eventually(t, time.Minute, serves(host, "200 "+tenants[i]+" folder"))
+		}
+		framework.Eventually(t, time.Minute, serves("www.provider.example", "200 shared pool"))
+	})
+	t.Run("fifty tenants' sites on the shared pool serve their own files, media types, default documents and 404 pages", func(t *testing.T) {
+		for i := 1; i <= hostingSites; i++ {
+			servesSite(t, front, i)
+		}
+		t.Logf("%d tenants' sites served %s after their routes were applied", hostingSites, time.Since(sitesApplied).Round(time.Second))
+	})
+	t.Run("a site a tenant adds is served and restarts, rolls or reconfigures no worker", func(t *testing.T) {
+		before := poolState(t, infra, "shared")
+		added := time.Now()
+		cluster.Apply(t, tenants[tenantOf(hostingSites+1)], tenantSite(hostingSites+1, infra))
+		servesSite(t, front, hostingSites+1)
+		t.Logf("the site added was served %s after its route was applied", time.Since(added).Round(100*time.Millisecond))
+		if after := poolState(t, infra, "shared"); after != before {
+			t.Errorf("adding a site changed the pool's workers:\nbefore %s\nafter %s", before, after)
 		}
 	})
 	t.Run("a namespace the Gateway does not select is refused with its reason and not served", func(t *testing.T) {
@@ -186,8 +325,14 @@ spec: {controllerName: webfarm.dev/gateway-controller}
 		})
 	})
 	t.Run("a tenant removing its route removes only its hosts, and the host passes to the other claim", func(t *testing.T) {
-		cluster.Run(t, "delete", "httproute", "-n", tenants[2], "docs")
+		cluster.Run(t, "delete", "httproute", "-n", tenants[2], "docs", siteName(2))
 		framework.Eventually(t, time.Minute, serves("c.example", "404"))
+		framework.Eventually(t, time.Minute, serves(siteName(2)+".example", "404"))
+		for i := 1; i <= hostingSites+1; i++ {
+			if i != 2 {
+				framework.ExpectBody(t, time.Minute, front, siteName(i)+" home", "Host: "+siteName(i)+".example")
+			}
+		}
 		cluster.Run(t, "delete", "httproute", "-n", tenants[0], "shop")
 		framework.Eventually(t, time.Minute, func() error {
 			msg := cluster.Run(t, "get", "httproute", "-n", tenants[1], "blog", "-o", `jsonpath={.status.parents[0].conditions[?(@.type=="Accepted")].message}`)
@@ -196,13 +341,31 @@ spec: {controllerName: webfarm.dev/gateway-controller}
 			}
 			return nil
 		})
-		for _, host := range []string{"a.example", "b.example", "www.provider.example"} {
-			framework.Eventually(t, time.Minute, serves(host, "200 shared pool"))
+		for _, host := range []string{"a.example", "b.example"} {
+			framework.Eventually(t, time.Minute, serves(host, "200 "+tenants[1]+" folder"))
 		}
+		framework.Eventually(t, time.Minute, serves("www.provider.example", "200 shared pool"))
 	})
 	t.Run("no route change restarted or replaced the pool's worker", func(t *testing.T) {
 		if now := workerState(); now != worker {
 			t.Fatalf("the pool's workers were %q, now %q", worker, now)
 		}
 	})
+}
+
+// servesSite checks that a tenant's site i serves its own default document
+// at "/", its own 404 page, and each of its files with its media type.
+func servesSite(t *testing.T, front string, i int) {
+	t.Helper()
+	host := "Host: " + siteName(i) + ".example"
+	framework.ExpectBody(t, time.Minute, front, siteName(i)+" home", host)
+	if r, err := framework.HTTPGet(front+"no-such-page", host); err != nil || r.Status != 404 || r.Body != siteName(i)+" has no such page\n" {
+		t.Errorf("%s /no-such-page: got %+v %v, want 404 with its own page", siteName(i), r, err)
+	}
+	for name, want := range tenantMediaTypes {
+		r, err := framework.HTTPGet(front+name, host)
+		if err != nil || r.Status != 200 || r.Header.Get("Content-Type") != want || r.Body != siteName(i)+" "+name+"\n" {
+			t.Errorf("%s /%s: got %+v %v, want 200 %s with its own file", siteName(i), name, r, err, want)
+		}
+	}
 }

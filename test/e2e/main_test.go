@@ -17,6 +17,6 @@ import (
 var cluster *framework.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.Main(m, "e2e", framework.Options{Monitoring: true, SignedRelease: true},
+	os.Exit(framework.Main(m, "e2e", framework.Options{Monitoring: true, SignedRelease: true, NetworkPolicy: true},
 		func(c *framework.Cluster) { cluster = c }))
 }

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,10 +25,14 @@ import (
 var samples = []string{"webfarm/contoso", "apppool/www", "apppool/images", "cachepolicy/static-content"}
 
 const (
-	managedBy    = "app.kubernetes.io/managed-by=webfarm-operator"
-	wwwPods      = "app.kubernetes.io/name=webfarm-pool,app.kubernetes.io/instance=www"
-	wwwPage      = "Served by the www application pool"
-	logoFragment = "<svg"
+	// sampleLoadRate is the requests/s the load sends to the www pool, in
+	// chunks of sampleLoadChunk.
+	sampleLoadRate  = 20
+	sampleLoadChunk = 20 * time.Second
+	managedBy       = "app.kubernetes.io/managed-by=webfarm-operator"
+	wwwPods         = "app.kubernetes.io/name=webfarm-pool,app.kubernetes.io/instance=www"
+	wwwPage         = "Served by the www application pool"
+	logoFragment    = "<svg"
 )
 
 // The samples as users apply them, in a namespace that enforces the
@@ -75,16 +80,26 @@ spec:
 		}
 	})
 
-	t.Run("each pool's nginx serves its content through its Service", func(t *testing.T) {
+	t.Run("each pool's nginx serves its content through its Service, and a pod reaches it only through the frontend", func(t *testing.T) {
+		// From the node (the kubelet's probes come from there too).
 		framework.ExpectBody(t, 30*time.Second, cluster.ServiceURL(t, ns, "www-pool")+"/", wwwPage)
 		framework.ExpectBody(t, 30*time.Second, cluster.ServiceURL(t, ns, "images-pool")+"/logo.svg", logoFragment)
 
+		// A pod, even of the farm's namespace, is not a frontend: the
+		// pools' NetworkPolicies refuse it, and the frontend serves it.
 		client := cluster.ClientPod(t, ns)
-		for _, c := range []struct{ url, want string }{
-			{fmt.Sprintf("http://www-pool.%s.svc.cluster.local/", ns), wwwPage},
-			{fmt.Sprintf("http://images-pool.%s.svc.cluster.local/logo.svg", ns), logoFragment},
+		frontend := fmt.Sprintf("http://contoso-frontend.%s.svc.cluster.local", ns)
+		for _, c := range []struct{ pool, url, want string }{
+			{fmt.Sprintf("http://www-pool.%s.svc.cluster.local/", ns), frontend + "/", wwwPage},
+			{fmt.Sprintf("http://images-pool.%s.svc.cluster.local/logo.svg", ns), frontend + "/images/logo.svg", logoFragment},
 		} {
-			status, body, err := client.Get(c.url)
+			framework.Eventually(t, time.Minute, func() error {
+				if status, body, err := client.Get(c.pool); err == nil || status != 0 {
+					return fmt.Errorf("from a client pod, GET %s: %d %q; want no connection", c.pool, status, body)
+				}
+				return nil
+			})
+			status, body, err := client.Get(c.url, "Host: www.contoso.example")
 			if err != nil || status != http.StatusOK || !strings.Contains(body, c.want) {
 				t.Errorf("from a client pod, GET %s: %d %q %v; want 200 with %q", c.url, status, body, err, c.want)
 			}
@@ -188,13 +203,13 @@ spec:
 		}
 	})
 
-	t.Run("a browser with one cookie jar keeps its www worker over 50 loads of a page and its image from the cache tier", func(t *testing.T) {
+	t.Run("a browser with one cookie jar keeps its www worker over 50 loads of a page and its image from the cache tier, and learns nothing of the farm's inside", func(t *testing.T) {
 		jar, err := cookiejar.New(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		browser := &http.Client{Jar: jar, Timeout: 10 * time.Second}
-		load := func(path, want string) string {
+		load := func(path, want string) {
 			t.Helper()
 			req, err := http.NewRequest(http.MethodGet, frontend+path, nil)
 			if err != nil {
@@ -210,16 +225,26 @@ spec:
 			if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
 				t.Fatalf("GET %s: %d %v, want 200 with %q", path, resp.StatusCode, err, want)
 			}
-			return resp.Header.Get("X-Webfarm-Worker")
+			// The sample farm sends no debug headers: no answer names a
+			// worker pod or what serves it.
+			if w, s := resp.Header.Get("X-Webfarm-Worker"), resp.Header.Values("Server"); w != "" || len(s) > 0 {
+				t.Fatalf("GET %s: X-Webfarm-Worker %q and Server %q, want neither", path, w, s)
+			}
 		}
-		first := ""
-		for i := range 50 {
-			www := load("/", wwwPage)
+		since := time.Now()
+		for range 50 {
+			load("/", wwwPage)
 			load("/images/logo.svg", logoFragment)
+		}
+		// The access log names the worker pod of each page load.
+		first := ""
+		for i, entry := range cluster.AccessLogEntries(t, ns, "contoso", 50, framework.LoggedSince("/", since)) {
+			www, _ := entry["workerPod"].(string)
 			if i == 0 {
 				first = www
-			} else if www != first {
-				t.Fatalf("page load %d reached www worker %s, the first reached %s", i+1, www, first)
+			}
+			if www == "" || www != first {
+				t.Fatalf("page load %d reached www worker %q, the first reached %q", i+1, www, first)
 			}
 		}
 		var names []string
@@ -232,6 +257,67 @@ spec:
 			t.Errorf("cookies %v, want %v (one per pool and cache tier)", names, want)
 		}
 		t.Logf("50 page loads kept www worker %s; cookies %v", first, names)
+	})
+
+	t.Run("the fixed www pool under load shows its requests/s and megacycles per request, and keeps its 2 workers", func(t *testing.T) {
+		client := cluster.ClientPod(t, ns)
+		url := fmt.Sprintf("http://contoso-frontend.%s.svc.cluster.local/", ns)
+		// hey in the client pod cannot be stopped from here: the load runs
+		// in chunks until stop is closed.
+		stop, done := make(chan struct{}), make(chan heyResult, 1)
+		go func() {
+			for {
+				ctx, cancel := context.WithTimeout(context.Background(), sampleLoadChunk+time.Minute)
+				out, err := client.Exec(ctx, "hey", "-z", sampleLoadChunk.String(), "-c", "2", "-q", strconv.Itoa(sampleLoadRate/2),
+					"-host", "www.contoso.example", url)
+				cancel()
+				select {
+				case <-stop:
+				default:
+					if err == nil {
+						continue
+					}
+				}
+				done <- heyResult{out, err}
+				return
+			}
+		}()
+		defer func() {
+			close(stop)
+			if r := <-done; r.err != nil {
+				t.Errorf("hey: %v\n%s", r.err, r.out)
+			}
+		}()
+		// The requests' rate is over a minute and a fixed pool's figures
+		// reach its status once a minute: a quarter of the load shows within
+		// two minutes.
+		var figures string
+		framework.Eventually(t, 150*time.Second, func() error {
+			figures = cluster.Run(t, "get", "apppool", "www", "-n", ns, "-o",
+				"jsonpath={.status.capacity.requestsPerSecond} {.status.capacity.megacyclesPerRequest} {.status.capacity.requiredMegahertz} {.status.capacity.recommendedReplicas} {.status.replicas}")
+			f := strings.Fields(figures)
+			if len(f) != 5 {
+				return fmt.Errorf("status.capacity %q: not measured yet", figures)
+			}
+			rps, errR := strconv.ParseFloat(f[0], 64)
+			megacycles, errM := strconv.ParseFloat(f[1], 64)
+			if errR != nil || errM != nil || rps < sampleLoadRate/4 || !(megacycles > 0) || f[3] == "0" {
+				return fmt.Errorf("requests/s, megacycles/request, MHz, recommended, replicas %q: want at least %d requests/s at more than 0 megacycles", figures, sampleLoadRate/4)
+			}
+			if f[4] != "2" {
+				t.Fatalf("replicas %s with a recommendation of %s: a fixed pool keeps its 2 workers", f[4], f[3])
+			}
+			return nil
+		})
+		t.Logf("www (requests/s, megacycles/request, MHz at 30 %%, recommended workers, workers): %s", figures)
+		if c := cluster.Run(t, "get", "apppool", "www", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="MetricsAvailable")].message}`); !strings.Contains(c, "a report only") {
+			t.Errorf("MetricsAvailable says %q, want that the recommendation is a report", c)
+		}
+		listing := cluster.Run(t, "get", "apppools", "-n", ns)
+		if rps, megacycles := listedColumn(listing, "www", "REQ/S"), listedColumn(listing, "www", "MCYCLES/REQ"); rps == "" || megacycles == "" {
+			t.Errorf("kubectl get apppools shows www at REQ/S %q, MCYCLES/REQ %q, want figures:\n%s", rps, megacycles, listing)
+		}
+		expectPoolMetric(t, "webfarm_pool_megacycles_per_request", ns, "www", "> 0")
 	})
 
 	t.Run("the operator's metrics count both Envoys connected over xDS and no rejected configuration", func(t *testing.T) {
@@ -360,4 +446,22 @@ func mustParseURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// listedColumn is a row's value in a column of kubectl get's table ("" when
+// the row or the column is missing, or the cell is empty).
+func listedColumn(table, row, column string) string {
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	at := strings.Index(lines[0], column)
+	if at < 0 {
+		return ""
+	}
+	for _, l := range lines[1:] {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == row && len(l) > at {
+			if cell := strings.Fields(l[at:]); len(cell) > 0 && !strings.HasPrefix(l[at:], " ") {
+				return cell[0]
+			}
+		}
+	}
+	return ""
 }

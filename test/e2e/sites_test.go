@@ -90,13 +90,43 @@ spec:
 // poolState is what a change of a pool's workers would change: their pods
 // (names, UIDs, restarts), the Deployment's generation and pod template,
 // and the pool's ConfigMap (nginx.conf).
-func poolState(t *testing.T, ns string) string {
+func poolState(t *testing.T, ns, pool string) string {
 	t.Helper()
-	pods := cluster.Run(t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance=sites,app.kubernetes.io/name=webfarm-pool", "-o",
+	pods := cluster.Run(t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance="+pool+",app.kubernetes.io/name=webfarm-pool", "-o",
 		`jsonpath={range .items[*]}{.metadata.name} {.metadata.uid} {.status.containerStatuses[*].restartCount}{"\n"}{end}`)
-	deployment := cluster.Run(t, "get", "deployment", "-n", ns, "sites-pool", "-o", `jsonpath={.metadata.generation} {.spec.template.metadata.annotations}`)
-	config := cluster.Run(t, "get", "configmap", "-n", ns, "sites-pool", "-o", `jsonpath={.metadata.resourceVersion} {.data.nginx\.conf}`)
+	deployment := cluster.Run(t, "get", "deployment", "-n", ns, pool+"-pool", "-o", `jsonpath={.metadata.generation} {.spec.template.metadata.annotations}`)
+	config := cluster.Run(t, "get", "configmap", "-n", ns, pool+"-pool", "-o", `jsonpath={.metadata.resourceVersion} {.data.nginx\.conf}`)
 	return "pods:\n" + pods + "\ndeployment: " + deployment + "\nconfigmap: " + config
+}
+
+// runsTheConfigurationServed waits until the farm's status says every
+// frontend runs the routing configuration served, a version other than
+// previous, and ConfigAccepted is True; it returns that version.
+func runsTheConfigurationServed(t *testing.T, ns, farm, previous string) string {
+	t.Helper()
+	var version string
+	framework.Eventually(t, 2*time.Minute, func() error {
+		out, err := cluster.Kubectl.Run(context.Background(), "get", "webfarm", "-n", ns, farm, "-o",
+			`jsonpath={.status.frontendConfig.version}|{.status.frontendConfig.frontends[*].version}|{.status.conditions[?(@.type=="ConfigAccepted")].status}`)
+		if err != nil {
+			return err
+		}
+		parts := strings.Split(out, "|")
+		if len(parts) != 3 || parts[0] == "" || parts[0] == previous || parts[2] != "True" {
+			return fmt.Errorf("version|frontends' versions|ConfigAccepted: %q, want a version other than %q, run by every frontend, accepted", out, previous)
+		}
+		for _, v := range strings.Fields(parts[1]) {
+			if v != parts[0] {
+				return fmt.Errorf("a frontend runs %s, not %s", v, parts[0])
+			}
+		}
+		if len(strings.Fields(parts[1])) == 0 {
+			return fmt.Errorf("no frontend in the status: %q", out)
+		}
+		version = parts[0]
+		return nil
+	})
+	return version
 }
 
 // Fifty sites share one pool, each serving its own folder of the pool's
@@ -153,12 +183,14 @@ spec:
 	}
 	t.Logf("%d sites on one pool served %s after the test started", hostingSites, time.Since(start).Round(time.Second))
 
-	before := poolState(t, ns)
+	before := poolState(t, ns, "sites")
+	versionBefore := runsTheConfigurationServed(t, ns, "hosting", "")
 	added := time.Now()
 	cluster.Apply(t, ns, hostingFarm(hostingSites+1))
 	framework.ExpectBody(t, time.Minute, front+"/", siteName(hostingSites+1)+" home", "Host: "+siteName(hostingSites+1)+".example")
 	t.Logf("the site added was served %s after the farm changed", time.Since(added).Round(100*time.Millisecond))
-	if after := poolState(t, ns); after != before {
+	runsTheConfigurationServed(t, ns, "hosting", versionBefore)
+	if after := poolState(t, ns, "sites"); after != before {
 		t.Errorf("adding a site changed the pool's workers:\nbefore %s\nafter %s", before, after)
 	}
 	framework.ExpectBody(t, time.Minute, front+"/", siteName(1)+" home", "Host: "+siteName(1)+".example")

@@ -49,6 +49,8 @@ spec:
   frontend:
     replicas: 1
     cpu: 300m
+    # The test reads which worker answered.
+    debugHeaders: true
 `
 
 // routesTo is a merge patch giving the traffic farm's site these routes.

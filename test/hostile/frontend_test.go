@@ -389,6 +389,11 @@ func frontendCases() []hostileCase {
 			refused:   []string{"spec.frontend.accessLog.enabled: Invalid value", "must be of type boolean"},
 		},
 		{
+			name:      "the debug headers switch written as a string is refused",
+			manifests: []string{farmWithFrontend(`{debugHeaders: "X-Webfarm-Worker; Server"}`)},
+			refused:   []string{"spec.frontend.debugHeaders: Invalid value", "must be of type boolean"},
+		},
+		{
 			name:      "an access log sample of 1 percent draws each request on its own",
 			manifests: []string{webPool, farmWithFrontend(`{accessLog: {samplePercent: 1}}`)},
 			newFields: true,
@@ -489,6 +494,76 @@ func frontendCases() []hostileCase {
 					if ws.GetRoute().GetIdleTimeout().AsDuration() != time.Second || ws.GetMatch().GetHeaders()[0].GetName() != "upgrade" {
 						t.Errorf("site %s's first route is not a WebSocket route idle for 1s: %v", vh.Name, ws)
 					}
+				}
+			},
+		},
+
+		// What one client can take (frontend.clientLimits).
+		{
+			name:      "a request headers timeout of 0s, which would let slow headers hold a connection forever, is refused",
+			manifests: []string{farmWithFrontend(`{clientLimits: {requestHeadersTimeout: 0s}}`)},
+			refused:   []string{invalid("spec.frontend.clientLimits.requestHeadersTimeout", "0s"), "requestHeadersTimeout must be between 1s and 5m"},
+		},
+		{
+			name:      "a request headers timeout over 5m is refused",
+			manifests: []string{farmWithFrontend(`{clientLimits: {requestHeadersTimeout: 5m1s}}`)},
+			refused:   []string{invalid("spec.frontend.clientLimits.requestHeadersTimeout", "5m1s"), "requestHeadersTimeout must be between 1s and 5m"},
+		},
+		{
+			name:      "a request body timeout with a newline and Envoy JSON is refused",
+			manifests: []string{farmWithFrontend(`{clientLimits: {requestBodyTimeout: ` + q("5m\n"+envoyInjection) + `}}`)},
+			refused:   []string{"spec.frontend.clientLimits.requestBodyTimeout", "may not be more than 32"},
+		},
+		{
+			name:      "a request body timeout over 1h is refused",
+			manifests: []string{farmWithFrontend(`{clientLimits: {requestBodyTimeout: 1h0m1s}}`)},
+			refused:   []string{invalid("spec.frontend.clientLimits.requestBodyTimeout", "1h0m1s"), "requestBodyTimeout must be between 1s and 1h"},
+		},
+		{
+			name:      "a headers bound of 0 KiB is refused",
+			manifests: []string{farmWithFrontend(`{clientLimits: {maxRequestHeadersKiB: 0}}`)},
+			refused:   []string{invalid("spec.frontend.clientLimits.maxRequestHeadersKiB", 0), "should be greater than or equal to 1"},
+		},
+		{
+			name:      "a headers bound past Envoy's 96 KiB is refused",
+			manifests: []string{farmWithFrontend(`{clientLimits: {maxRequestHeadersKiB: 8193}}`)},
+			refused:   []string{invalid("spec.frontend.clientLimits.maxRequestHeadersKiB", 8193), "should be less than or equal to 96"},
+		},
+		{
+			name:      "a rate per address without requests per second is refused",
+			manifests: []string{farmWithFrontend(`{clientLimits: {perAddress: {burst: 10}}}`)},
+			refused:   []string{"spec.frontend.clientLimits.perAddress.requestsPerSecond: Required value"},
+		},
+		{
+			name:      "a rate per address of 0 requests per second is refused",
+			manifests: []string{farmWithFrontend(`{clientLimits: {perAddress: {requestsPerSecond: 0}}}`)},
+			refused:   []string{invalid("spec.frontend.clientLimits.perAddress.requestsPerSecond", 0), "should be greater than or equal to 1"},
+		},
+		{
+			name:      "a network's burst smaller than its rate is refused",
+			manifests: []string{farmWithFrontend(`{clientLimits: {perClassC: {requestsPerSecond: 100, burst: 99}}}`)},
+			refused:   []string{"spec.frontend.clientLimits.perClassC", "burst must be at least requestsPerSecond"},
+		},
+		{
+			name:      "a rate written as a string is refused",
+			manifests: []string{farmWithFrontend(`{clientLimits: {perClassC: {requestsPerSecond: "100"}}}`)},
+			refused:   []string{"spec.frontend.clientLimits.perClassC.requestsPerSecond: Invalid value", "must be of type integer"},
+		},
+		{
+			name:      "client limits at their bounds are rendered: the timeouts and size on the connection manager, a bucket per address and per network first in its chain",
+			manifests: []string{webPool, farmWithFrontend(`{clientLimits: {requestHeadersTimeout: 5m, requestBodyTimeout: 1s, maxRequestHeadersKiB: 96, perAddress: {requestsPerSecond: 1000000, burst: 10000000}, perClassC: {requestsPerSecond: 1}}}`)},
+			newFields: true,
+			check: func(t *testing.T, _ string, r *rendered) {
+				h := chainHCM(t, listener(t, r, envoy.ListenerName).FilterChains[0])
+				if h.RequestHeadersTimeout.AsDuration() != 5*time.Minute || h.RequestTimeout.AsDuration() != time.Second || h.MaxRequestHeadersKb.GetValue() != 96 {
+					t.Errorf("the connection manager's bounds %v, %v, %v KiB, want 5m, 1s, 96", h.RequestHeadersTimeout, h.RequestTimeout, h.MaxRequestHeadersKb)
+				}
+				var names []string
+				for _, f := range h.HttpFilters[:2] {
+					names = append(names, f.Name)
+				}
+				if want := []string{"envoy.filters.http.local_ratelimit/perAddress", "envoy.filters.http.local_ratelimit/perClassC"}; !slices.Equal(names, want) {
+					t.Errorf("the first filters are %q, want %q", names, want)
 				}
 			},
 		},

@@ -1,21 +1,23 @@
-// Package autoscaler measures every autoscaled pool from Prometheus, decides
-// its workers with internal/autoscale, and stores the decision in the
-// observations for the AppPool reconciler, the one writer of the pool's
-// Deployment.
+// Package autoscaler measures every running pool from Prometheus and plans
+// its capacity with internal/autoscale: it decides an autoscaled pool's
+// workers, and reports what a pool of fixed size needs without changing it.
+// It stores the decision in the observations for the AppPool reconciler, the
+// one writer of the pool's Deployment.
 package autoscaler
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"text/template"
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,6 +27,7 @@ import (
 	"webfarm.dev/operator/internal/capacity"
 	"webfarm.dev/operator/internal/collect"
 	"webfarm.dev/operator/internal/collect/prometheus"
+	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/metrics"
 	"webfarm.dev/operator/internal/model"
@@ -43,18 +46,18 @@ const (
 )
 
 // DefaultNodeMHz is the clock rate assumed for a node that does not label
-// its own: a typical server core of today.
-const DefaultNodeMHz = 2000
+// its own.
+const DefaultNodeMHz = vocabulary.DefaultNodeMHz
 
 var (
 	poolRecommendedReplicas = metrics.PoolGauge("webfarm_pool_autoscale_recommended_replicas",
-		"Workers the autoscaler recommends for the pool from its latest measurement.")
+		"Workers the autoscaler recommends for the pool from its latest measurement (for a pool of fixed size, a report).")
 	poolMegacyclesPerRequest = metrics.PoolGauge("webfarm_pool_megacycles_per_request",
 		"CPU cycles per request of the pool, in millions (its workers' CPU at their nodes' clock rates over its requests/s).")
 	poolRequiredMHz = metrics.PoolGauge("webfarm_pool_required_mhz",
 		"Cycles per second, in millions, the pool's load needs at its target CPU utilisation.")
 	poolMetricsUnavailable = metrics.PoolGauge("webfarm_pool_autoscale_metrics_unavailable",
-		"1 while the autoscaler cannot measure the pool (its replicas hold).")
+		"1 while the autoscaler cannot measure the pool (an autoscaled pool's replicas hold).")
 )
 
 // Options are the autoscaler's settings.
@@ -68,7 +71,7 @@ type Options struct {
 	DefaultNodeMHz float64
 }
 
-// Autoscaler measures the autoscaled pools every Interval. Leader only.
+// Autoscaler measures the running pools every Interval. Leader only.
 type Autoscaler struct {
 	Client     client.Client
 	Prometheus promv1.API
@@ -142,15 +145,19 @@ func (a *Autoscaler) run(ctx context.Context) {
 		return
 	}
 	seen := map[types.NamespacedName]bool{}
+	// Once Prometheus did not answer, the sweep's other pools are not
+	// asked: each query would wait for its timeout, and a sweep of many
+	// pools would take minutes to report what one query showed.
+	var noAnswer error
 	for i := range pools.Items {
 		p := &pools.Items[i]
 		key := client.ObjectKeyFromObject(p)
-		if p.Spec.Autoscaling == nil || p.Status.Phase == v1.PoolStopped || p.Status.IdleSince != nil {
+		if !measured(p) {
 			continue
 		}
 		seen[key] = true
 		resolved, err := a.PoolModel(p)
-		if err != nil || resolved.Autoscaling == nil {
+		if err != nil {
 			continue // its reconciler reports the invalid spec
 		}
 		current, err := a.currentReplicas(ctx, key)
@@ -163,8 +170,14 @@ func (a *Autoscaler) run(ctx context.Context) {
 			state = &autoscale.State{}
 			a.states[key] = state
 		}
-		obs := a.observe(ctx, p)
-		d := state.Decide(policyOf(resolved, a.DefaultMHz), current, obs)
+		obs := autoscale.Observation{At: time.Now(), Err: noAnswer}
+		if noAnswer == nil {
+			obs = a.observe(ctx, p)
+		}
+		if errors.Is(obs.Err, prometheus.ErrNoAnswer) {
+			noAnswer = obs.Err
+		}
+		d := plan(state, policyOf(resolved, a.DefaultMHz), resolved.Autoscaling != nil, current, obs)
 		record(key, d)
 		if a.Observations.SetScale(key, d, obs.At) || d.Scaled {
 			a.Pools.Notify(key)
@@ -184,9 +197,28 @@ func (a *Autoscaler) PoolModel(p *v1.AppPool) (model.Pool, error) {
 	return a.Models.Pool(p)
 }
 
-// policyOf is the autoscaling policy of a resolved pool.
+// measured: the pool runs workers to measure, autoscaled or not. A stopped
+// or idle pool has none.
+func measured(p *v1.AppPool) bool {
+	return p.Status.Phase != v1.PoolStopped && p.Status.IdleSince == nil
+}
+
+// plan decides an autoscaled pool's workers, and reports what a pool of fixed
+// size needs without changing its workers.
+func plan(s *autoscale.State, p autoscale.Policy, autoscaled bool, current int32, o autoscale.Observation) autoscale.Decision {
+	if autoscaled {
+		return s.Decide(p, current, o)
+	}
+	return s.Report(p, current, o)
+}
+
+// policyOf is the capacity policy of a resolved pool: its autoscaling
+// settings, or the report's for a pool of fixed size.
 func policyOf(p model.Pool, defaultMHz float64) autoscale.Policy {
 	a := p.Autoscaling
+	if a == nil {
+		return reportPolicy(p, defaultMHz)
+	}
 	return autoscale.Policy{
 		MinReplicas:               a.MinReplicas,
 		MaxReplicas:               a.MaxReplicas,
@@ -199,6 +231,24 @@ func policyOf(p model.Pool, defaultMHz float64) autoscale.Policy {
 		ScaleUpLead:               scaleUpLead,
 	}
 }
+
+// reportPolicy plans a pool of fixed size for its measured load (no
+// forecast, no lead: nothing scales) at the API's default target utilisation,
+// as spec.autoscaling would without a target; the recommendation may range
+// over every count spec.replicas allows.
+func reportPolicy(p model.Pool, defaultMHz float64) autoscale.Policy {
+	return autoscale.Policy{
+		MinReplicas:       1,
+		MaxReplicas:       maxPoolReplicas,
+		TargetUtilization: float64(v1.DefaultTargetCPUPercent) / 100,
+		ReplicaCores:      float64(p.WorkerCPUMilli()) / 1000,
+		DefaultMHz:        defaultMHz,
+	}
+}
+
+// maxPoolReplicas is the most workers spec.replicas and
+// spec.autoscaling.maxReplicas accept.
+const maxPoolReplicas = 1000
 
 // scaleUpLead is how long a rise of the load takes to reach new workers: the
 // queries' one-minute rate, a measurement interval, and a worker's start.
@@ -299,16 +349,15 @@ func (a *Autoscaler) poolFrontends(ctx context.Context, p *v1.AppPool) ([]corev1
 	return out, nil
 }
 
-// nodeMHz is a node's clock rate from its label, else the default.
+// nodeMHz is a node's clock rate from its label, else the default. It reads
+// the Node's metadata alone, which the routing controller caches already.
 func (a *Autoscaler) nodeMHz(ctx context.Context, name string) float64 {
-	var n corev1.Node
-	if name == "" || a.Client.Get(ctx, types.NamespacedName{Name: name}, &n) != nil {
+	n := &metav1.PartialObjectMetadata{}
+	n.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+	if name == "" || a.Client.Get(ctx, types.NamespacedName{Name: name}, n) != nil {
 		return a.DefaultMHz
 	}
-	if mhz, err := strconv.ParseFloat(n.Labels[vocabulary.NodeMHzLabel], 64); err == nil && mhz > 0 && !math.IsInf(mhz, 0) {
-		return mhz
-	}
-	return a.DefaultMHz
+	return endpoints.NodeMHz(n.Labels, a.DefaultMHz)
 }
 
 // queryByPod runs a query template through the collectors' Prometheus

@@ -67,10 +67,12 @@ func (c *Certificates) Check(ctx context.Context) {
 
 func (c *Certificates) checkFarm(ctx context.Context, f *v1.WebFarm) error {
 	key := client.ObjectKeyFromObject(f)
-	m, err := c.FarmModel(f)
-	if err != nil || len(m.TLSSites()) == 0 {
-		// The reconciler reports an invalid spec; no HTTPS, nothing to judge.
-		c.store(key, nil)
+	// A farm's certificates are its inline HTTPS sites' and its Gateways'
+	// HTTPS listeners': the farm's model knows only the first, so every
+	// farm's frontends are read, and a farm whose frontends serve none is
+	// stored as nothing to judge.
+	if _, err := c.FarmModel(f); err != nil {
+		c.store(key, nil) // the reconciler reports an invalid spec
 		return nil
 	}
 	var pods corev1.PodList
@@ -90,7 +92,9 @@ func (c *Certificates) checkFarm(ctx context.Context, f *v1.WebFarm) error {
 		if err != nil {
 			continue // a frontend that cannot be read says nothing; the others do
 		}
-		frontends = append(frontends, certs)
+		if len(certs) > 0 {
+			frontends = append(frontends, certs)
+		}
 	}
 	c.store(key, frontends)
 	return nil

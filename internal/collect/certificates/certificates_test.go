@@ -118,8 +118,10 @@ func TestCertificatesStoresWhatEachReadyFrontendLoaded(t *testing.T) {
 			observations.FrontendCertificates{blog(1, 0)}, true},
 		{"no frontend could be read: nothing to judge", farm(true), []frontend{{testutil.Answer{Status: http.StatusServiceUnavailable}, true}, {testutil.Answer{}, true}},
 			nil, false},
-		{"a farm without an HTTPS site has nothing to judge", farm(false), []frontend{ok(1, 0)},
+		{"a farm whose frontends serve no certificate has nothing to judge", farm(false), []frontend{{testutil.Answer{Status: http.StatusOK}, true}},
 			nil, false},
+		{"a farm without an HTTPS site of its own is judged by what its frontends serve (a Gateway's listeners)", farm(false), []frontend{ok(1, 0)},
+			observations.FrontendCertificates{blog(1, 0)}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			port, pods := frontends(t, tt.answers)

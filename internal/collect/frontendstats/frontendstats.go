@@ -1,9 +1,10 @@
 // Package frontendstats reads the farms' Envoy frontends: each pool's
 // requests, 5xx responses, queue refusals, waiting and active requests, and
-// what each worker was sent. It turns them into the operator's metrics and
-// into observations: refusals for the pools' status.queue, activity for the
-// idle timeout, per-worker requests for recycling, and bursts of 5xx as
-// worker failures.
+// what each worker was sent; and which routing configuration each frontend
+// runs. It turns them into the operator's metrics and into observations:
+// refusals for the pools' status.queue, activity for the idle timeout,
+// per-worker requests for recycling, bursts of 5xx as worker failures, and
+// each frontend's configuration for the farm's status.frontendConfig.
 package frontendstats
 
 import (
@@ -12,6 +13,8 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,6 +63,8 @@ type FrontendStats struct {
 	Observations *observations.Store
 	// Pools names the pools to look at again: new refusals, a burst of 5xx.
 	Pools *observations.Notifier
+	// Farms, when set, names the farms whose frontends' configuration changed.
+	Farms *observations.Notifier
 
 	// baselined: the first reading after this replica became the leader is
 	// done. Envoys read then may have counted under another leader: their
@@ -67,8 +72,10 @@ type FrontendStats struct {
 	// (or did not exist) at the previous reading: all it counted is new.
 	baselined bool
 	mu        sync.Mutex
-	last      map[types.UID]map[string]envoystats.Pool // per frontend pod, per pool: the previous reading
-	failing   map[types.UID]bool                       // frontends whose last reading failed
+	last      map[types.UID]map[string]envoystats.Pool  // per frontend pod, per pool: the previous reading
+	failing   map[types.UID]bool                        // frontends whose last reading failed
+	configs   map[types.UID]observations.FrontendConfig // per frontend pod: its configuration at the last reading
+	farms     map[types.NamespacedName]bool             // the farms whose frontends' configurations are stored
 }
 
 // NeedLeaderElection: only the leader counts.
@@ -98,6 +105,10 @@ func (s *FrontendStats) collect(ctx context.Context) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.configs == nil {
+		s.configs, s.farms = map[types.UID]observations.FrontendConfig{}, map[types.NamespacedName]bool{}
+	}
+	configs := map[types.NamespacedName][]observations.FrontendConfig{}
 	totals := map[types.NamespacedName]*poolTotals{}
 	perWorker := map[types.NamespacedName]map[string]int64{}
 	seen, listed := map[types.UID]bool{}, map[types.UID]bool{}
@@ -105,6 +116,10 @@ func (s *FrontendStats) collect(ctx context.Context) {
 		listed[pod.UID] = true
 		if pod.Status.PodIP == "" || pod.DeletionTimestamp != nil || !health.PodReady(&pod) {
 			continue
+		}
+		if c, ok := s.readConfig(ctx, &pod); ok {
+			farm := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Labels[vocabulary.LabelInstance]}
+			configs[farm] = append(configs[farm], c)
 		}
 		now, err := s.read(ctx, pod.Status.PodIP)
 		if err != nil {
@@ -145,6 +160,8 @@ func (s *FrontendStats) collect(ctx context.Context) {
 	// previous reading, so that its next one counts only what is new.
 	maps.DeleteFunc(s.last, func(uid types.UID, _ map[string]envoystats.Pool) bool { return !listed[uid] })
 	maps.DeleteFunc(s.failing, func(uid types.UID, _ bool) bool { return !listed[uid] })
+	maps.DeleteFunc(s.configs, func(uid types.UID, _ observations.FrontendConfig) bool { return !listed[uid] })
+	s.storeConfigs(configs)
 	for key, byIP := range perWorker {
 		s.Observations.SetRequests(key, byIP)
 	}
@@ -213,6 +230,62 @@ func errorBurst(t *poolTotals, interval time.Duration, now time.Time) (health.Fa
 		return health.Failure{}, false
 	}
 	return health.Failure{At: now, Reason: fmt.Sprintf("%d of %d responses were 5xx within %s", fromWorkers, answered, interval)}, true
+}
+
+// readConfig reads which configuration a frontend runs; false: it could not
+// be read, and says nothing (its pool figures' reading logs why).
+func (s *FrontendStats) readConfig(ctx context.Context, pod *corev1.Pod) (observations.FrontendConfig, bool) {
+	port := s.Port
+	if port == 0 {
+		port = vocabulary.FrontendStatusPort
+	}
+	url := fmt.Sprintf("http://%s:%d%s?%s", pod.Status.PodIP, port, vocabulary.FrontendMetricsPath, envoystats.ConfigQuery)
+	now, err := collect.Get(ctx, s.HTTP, url, envoystats.Configuration)
+	if err != nil || now.Version == "" {
+		return observations.FrontendConfig{}, false
+	}
+	prev, known := s.configs[pod.UID]
+	c := nextConfig(prev, known, pod.Name, now)
+	s.configs[pod.UID] = c
+	return c, true
+}
+
+// nextConfig is a frontend's configuration from its reading now and its
+// previous one (known: there was one). What it refused since it took its
+// version is told by its counter of refusals: its count when it took the
+// version is the one read before, so a refusal read together with a new
+// version counts as after it. An Envoy first read, or restarted (its
+// counter went down), may have refused anything since its version.
+func nextConfig(prev observations.FrontendConfig, known bool, pod string, now envoystats.Config) observations.FrontendConfig {
+	c := observations.FrontendConfig{Pod: pod, Version: now.Version, Rejected: now.Rejected, RejectedBefore: prev.RejectedBefore}
+	switch {
+	case !known || now.Rejected < prev.Rejected:
+		c.RejectedBefore = 0
+	case now.Version != prev.Version:
+		c.RejectedBefore = prev.Rejected
+	}
+	return c
+}
+
+// storeConfigs stores each farm's frontends' configurations, in the order of
+// their pod names, forgets those of farms no frontend of which was read,
+// and names the farms whose configurations changed.
+func (s *FrontendStats) storeConfigs(configs map[types.NamespacedName][]observations.FrontendConfig) {
+	for farm := range s.farms {
+		if _, ok := configs[farm]; !ok {
+			configs[farm] = nil
+		}
+	}
+	clear(s.farms)
+	for farm, frontends := range configs {
+		slices.SortFunc(frontends, func(a, b observations.FrontendConfig) int { return strings.Compare(a.Pod, b.Pod) })
+		if len(frontends) > 0 {
+			s.farms[farm] = true
+		}
+		if s.Observations.SetFrontendConfigs(farm, frontends) && s.Farms != nil {
+			s.Farms.Notify(farm)
+		}
+	}
 }
 
 // read fetches one frontend's pool figures from its status port.

@@ -7,6 +7,7 @@ package prometheus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -23,6 +24,12 @@ import (
 
 // queryTimeout bounds one query.
 const queryTimeout = 10 * time.Second
+
+// ErrNoAnswer wraps a query that reached no Prometheus (the connection
+// failed or timed out): unlike an error Prometheus answered with, or an
+// empty answer, it holds for every query of the moment, so a reader of many
+// may stop asking.
+var ErrNoAnswer = errors.New("prometheus did not answer")
 
 // ReadEvery calls read every interval until ctx ends. A failed reading is
 // logged and the readings stay as they were: unknown is not zero.
@@ -71,7 +78,11 @@ func vector[K comparable](ctx context.Context, api promv1.API, query string, key
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
 	result, _, err := api.Query(ctx, query, time.Now())
-	if err != nil {
+	var answered *promv1.Error
+	switch {
+	case err != nil && !errors.As(err, &answered):
+		return nil, fmt.Errorf("%w: %w", ErrNoAnswer, err)
+	case err != nil:
 		return nil, err
 	}
 	samples, ok := result.(prommodel.Vector)

@@ -63,15 +63,28 @@ var accessLogFields = map[string]string{
 	// The upstream that answered: a pool's worker, or a cache tier's pod.
 	"worker": "%UPSTREAM_HOST%",
 	// The name of the pool's worker pod that made the answer (for a cache
-	// hit, the one that made the cached answer).
-	"workerPod":   "%RESP(" + workerHeader + ")%",
+	// hit, the one that made the cached answer), kept by headerRecorder:
+	// the header itself may not reach the client.
+	"workerPod":   "%DYNAMIC_METADATA(" + logMetadata + ":workerPod)%",
 	"cacheStatus": "%RESP(" + cacheStatusHeader + ")%",
 	// Envoy's formatters have no default value; CEL (built into Envoy's
 	// formatter) gives one.
-	"queue":      "%CEL('" + queueKey + "' in response.headers ? response.headers['" + queueKey + "'] : '" + QueueServed + "')%",
+	"queue": "%CEL('" + queueKey + "' in response.headers ? response.headers['" + queueKey + "'] : '" + QueueServed + "')%",
+	// Which client limit ended the request (clientlimits.go), if any.
+	"limit":      limitField,
 	"tlsVersion": "%DOWNSTREAM_TLS_VERSION%",
 	"sni":        "%REQUESTED_SERVER_NAME%",
 }
+
+// limitField names the client limit that ended a request from Envoy's
+// reason for its answer; a rate limit's answer names its limit itself (in L4
+// mode that answer is redirected to be reset, and the reason says so).
+var limitField = "%CEL(" +
+	"response.code == 429 && response.code_details in ['local_rate_limited', 'internal_redirect'] ? response.headers['" + strings.ToLower(LimitHeader) + "'] : " +
+	"response.code_details == 'request_header_timeout' ? '" + LimitHeadersTimeout + "' : " +
+	"response.code_details == 'request_overall_timeout' ? '" + LimitBodyTimeout + "' : " +
+	"response.code_details.endsWith('headers_too_large') || response.code_details.endsWith('too_many_headers') ? '" + LimitHeadersSize + "' : " +
+	"'" + LimitNone + "')%"
 
 // cacheStatusHeader is on the cache tier's answers: HIT, MISS, EXPIRED...
 // (nginx's $upstream_cache_status, internal/render/nginx/templates/cache.tmpl).
@@ -122,18 +135,30 @@ func accessLogs(l model.AccessLog) []*accesslogv3.AccessLog {
 	return []*accesslogv3.AccessLog{log}
 }
 
-// pathRecorder keeps the path as the client sent it (after normalisation)
-// for the access log: routes rewrite it before the log is written. First in
-// the chain, it sees the request before any other filter.
-func pathRecorder() *hcmv3.HttpFilter {
+// headerRecorder keeps for the access log the path as the client sent it
+// (after normalisation: routes rewrite it before the log is written) and the
+// worker pod a pool's answer names; unless the farm sends debug headers, it
+// then takes that name off the answer, so that no client learns the farm's
+// pods. First in the chain, it sees the request before any other filter and
+// the answer after every other. Nil when there is nothing to keep or hide.
+func headerRecorder(fe model.Frontend) *hcmv3.HttpFilter {
+	if !fe.AccessLog.Enabled && fe.DebugHeaders {
+		return nil
+	}
+	config := &headertometadatav3.Config{ResponseRules: []*headertometadatav3.Config_Rule{{
+		Header:          workerHeader,
+		OnHeaderPresent: &headertometadatav3.Config_KeyValuePair{MetadataNamespace: logMetadata, Key: "workerPod"},
+		Remove:          !fe.DebugHeaders,
+	}}}
+	if fe.AccessLog.Enabled {
+		config.RequestRules = []*headertometadatav3.Config_Rule{{
+			Header:          ":path",
+			OnHeaderPresent: &headertometadatav3.Config_KeyValuePair{MetadataNamespace: logMetadata, Key: "path"},
+		}}
+	}
 	return &hcmv3.HttpFilter{
-		Name: "envoy.filters.http.header_to_metadata",
-		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&headertometadatav3.Config{
-			RequestRules: []*headertometadatav3.Config_Rule{{
-				Header:          ":path",
-				OnHeaderPresent: &headertometadatav3.Config_KeyValuePair{MetadataNamespace: logMetadata, Key: "path"},
-			}},
-		})},
+		Name:       "envoy.filters.http.header_to_metadata",
+		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(config)},
 	}
 }
 

@@ -77,6 +77,7 @@ func activatorCluster(p model.Platform) *clusterv3.Cluster {
 	c := staticCluster(ActivatorCluster, p.XDSHost, uint32(p.ActivatorPort))
 	c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STRICT_DNS}
 	c.DnsLookupFamily = clusterv3.Cluster_V4_PREFERRED
+	c.TransportSocket = controlTLS(p, "http/1.1")
 	c.TypedExtensionProtocolOptions = map[string]*anypb.Any{
 		"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": mustAny(&httpv3.HttpProtocolOptions{
 			CommonHttpProtocolOptions: &corev3.HttpProtocolOptions{IdleTimeout: durationpb.New(time.Minute)},

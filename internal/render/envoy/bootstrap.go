@@ -60,12 +60,14 @@ func Bootstrap(f model.Farm) ([]byte, error) {
 			Listeners: []*listenerv3.Listener{statusListener()},
 			Clusters: []*clusterv3.Cluster{
 				staticCluster(adminClusterName, "127.0.0.1", AdminPort),
-				xdsCluster(f.Platform.XDSHost, f.Platform.XDSPort),
+				xdsCluster(f.Platform),
 			},
 		},
 		DynamicResources: &bootstrapv3.Bootstrap_DynamicResources{
+			// Delta ADS: a change sends the resources that changed, and
+			// the farm's virtual hosts come one by one (VHDS needs delta).
 			AdsConfig: &corev3.ApiConfigSource{
-				ApiType:                   corev3.ApiConfigSource_GRPC,
+				ApiType:                   corev3.ApiConfigSource_DELTA_GRPC,
 				TransportApiVersion:       corev3.ApiVersion_V3,
 				SetNodeOnFirstMessageOnly: true,
 				GrpcServices: []*corev3.GrpcService{{
@@ -152,9 +154,12 @@ func statusListener() *listenerv3.Listener {
 	}
 }
 
-func xdsCluster(host string, port int32) *clusterv3.Cluster {
-	c := staticCluster(xdsClusterName, host, uint32(port))
+// xdsCluster reaches the operator's xDS server: over mutual TLS with the
+// farm's identity when the platform says so (gRPC asks for ALPN h2).
+func xdsCluster(p model.Platform) *clusterv3.Cluster {
+	c := staticCluster(xdsClusterName, p.XDSHost, uint32(p.XDSPort))
 	c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STRICT_DNS}
+	c.TransportSocket = controlTLS(p, "h2")
 	c.TypedExtensionProtocolOptions = map[string]*anypb.Any{
 		"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": mustAny(&httpv3.HttpProtocolOptions{
 			UpstreamProtocolOptions: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_{ExplicitHttpConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig{

@@ -2,6 +2,9 @@ package envoy_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"webfarm.dev/operator/internal/model"
@@ -19,6 +22,8 @@ func farm() model.Farm {
 func TestBootstrap(t *testing.T) {
 	otherXDS := farm()
 	otherXDS.Name, otherXDS.Platform.XDSHost, otherXDS.Platform.XDSPort = "blog", "10.0.0.7", 9000
+	controlTLS := farm()
+	controlTLS.Platform.ControlTLS = true
 
 	tests := []struct {
 		name   string
@@ -27,6 +32,7 @@ func TestBootstrap(t *testing.T) {
 	}{
 		{"a farm's Envoy fetches its config from the operator over ADS", "bootstrap.json", farm()},
 		{"the xDS address comes from the operator's platform settings", "bootstrap-other-xds.json", otherXDS},
+		{"over mutual TLS the Envoy presents its farm's identity and verifies the operator's Service name, both read from the mounted Secret", "bootstrap-control-tls.json", controlTLS},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -35,7 +41,7 @@ func TestBootstrap(t *testing.T) {
 				t.Fatal(err)
 			}
 			testutil.Golden(t, tt.golden, got)
-			testutil.EnvoyCheck(t, string(got), envoy.NodeIDArgs("frontend-0")...)
+			testutil.EnvoyCheck(t, withLocalSDS(t, tt.farm, string(got)), envoy.NodeIDArgs("frontend-0")...)
 		})
 	}
 }
@@ -78,4 +84,22 @@ func TestBootstrapIsDeterministic(t *testing.T) {
 			t.Fatal("rendering the same farm twice gave different bootstraps")
 		}
 	}
+}
+
+// withLocalSDS moves the pod's config and identity directories of a
+// rendered bootstrap into the test's, with the SDS files the ConfigMap would
+// hold: Envoy checks that they exist.
+func withLocalSDS(t *testing.T, f model.Farm, doc string) string {
+	t.Helper()
+	config, identity := t.TempDir(), t.TempDir()
+	local := func(doc string) string {
+		doc = strings.ReplaceAll(doc, envoy.IdentityDir, identity)
+		return strings.ReplaceAll(doc, envoy.ConfigDir+"/", config+"/")
+	}
+	for name, file := range envoy.SDSFiles(f) {
+		if err := os.WriteFile(filepath.Join(config, name), []byte(local(file)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return local(doc)
 }

@@ -80,7 +80,12 @@ func backendsRoute(r model.Route, timeout time.Duration) *routev3.Route {
 		}
 		action.ClusterSpecifier = &routev3.RouteAction_WeightedClusters{WeightedClusters: weighted}
 	}
-	return &routev3.Route{Match: routeMatch(r), Action: &routev3.Route_Route{Route: action}}
+	return &routev3.Route{Match: routeMatch(r), Action: &routev3.Route_Route{Route: action},
+		// As on a route to one pool: a client's own site headers never
+		// reach a worker, whichever backend the weights pick.
+		RequestHeadersToRemove: slices.Clone(vocabulary.SiteHeaders),
+		RequestHeadersToAdd:    siteHeaders(r.Content),
+	}
 }
 
 func backendCluster(b model.Backend) string {
@@ -123,6 +128,20 @@ func redirectRoute(r model.Route) *routev3.Route {
 		}
 	}
 	return &routev3.Route{Match: routeMatch(r), Action: &routev3.Route_Redirect{Redirect: action}}
+}
+
+// redirectsKeepListenerPort gives the redirects of a virtual host that
+// name neither a scheme nor a port the port of the listener they answer on
+// (port): Gateway API's rule, since a client's Host header may leave the
+// port out.
+func redirectsKeepListenerPort(vh *routev3.VirtualHost, port int32) *routev3.VirtualHost {
+	for _, r := range vh.Routes {
+		rd := r.GetRedirect()
+		if rd != nil && rd.PortRedirect == 0 && rd.SchemeRewriteSpecifier == nil {
+			rd.PortRedirect = uint32(port)
+		}
+	}
+	return vh
 }
 
 var redirectCodes = map[int32]routev3.RedirectAction_RedirectResponseCode{
@@ -216,7 +235,7 @@ func serviceClusters(f model.Farm) []*clusterv3.Cluster {
 				}
 				name := backendCluster(b)
 				if _, ok := seen[name]; !ok {
-					seen[name] = staticCluster(name, b.Service.ClusterIP, uint32(b.Service.Port))
+					seen[name] = serviceCluster(name, *b.Service)
 				}
 			}
 		}
@@ -231,4 +250,17 @@ func serviceClusters(f model.Farm) []*clusterv3.Cluster {
 		out[i] = seen[n]
 	}
 	return out
+}
+
+// serviceCluster reaches a Service at its cluster IP, or a headless one's
+// pods by its DNS name: every address the name has, looked up again as the
+// pods change (Envoy's default every 5 s).
+func serviceCluster(name string, s model.ServiceBackend) *clusterv3.Cluster {
+	if s.ClusterIP != "" {
+		return staticCluster(name, s.ClusterIP, uint32(s.Port))
+	}
+	c := staticCluster(name, s.DNSName(), uint32(s.TargetPort))
+	c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STRICT_DNS}
+	c.DnsLookupFamily = clusterv3.Cluster_V4_PREFERRED
+	return c
 }

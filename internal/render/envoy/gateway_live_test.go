@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +18,9 @@ import (
 	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/gateway"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/internal/testutil"
+	"webfarm.dev/operator/internal/testutil/localenvoy"
 	"webfarm.dev/operator/internal/vocabulary"
 )
 
@@ -208,4 +212,111 @@ func TestAGatewayRouteIsServedAsGatewayAPISays(t *testing.T) {
 			t.Fatalf("60 requests were answered %v", codes)
 		}
 	})
+}
+
+// A Gateway's HTTPS listeners, translated by internal/gateway and served by
+// the real Envoy: each listener's certificate for its server name (the
+// listener without one for any other), its routes' hosts over HTTPS, and
+// plain HTTP only for the hosts an HTTP listener has too.
+func TestGatewayHTTPSListenersServeTheirCertificates(t *testing.T) {
+	echoIP, echoPort := service(t, "echo")
+	ca := newTestCA(t)
+	port := echoPort // a PortNumber (int32)
+	section := gwv1.SectionName("https-b")
+	https := func(name string, host gwv1.Hostname, secret string) gwv1.Listener {
+		l := gwv1.Listener{Name: gwv1.SectionName(name), Port: 443, Protocol: gwv1.HTTPSProtocolType,
+			TLS: &gwv1.ListenerTLSConfig{CertificateRefs: []gwv1.SecretObjectReference{{Name: gwv1.ObjectName(secret)}}}}
+		if host != "" {
+			l.Hostname = &host
+		}
+		return l
+	}
+	rule := []gwv1.HTTPRouteRule{{BackendRefs: []gwv1.HTTPBackendRef{{BackendRef: gwv1.BackendRef{
+		BackendObjectReference: gwv1.BackendObjectReference{Name: "echo", Port: &port}}}}}}
+	both := &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "both"}, Spec: gwv1.HTTPRouteSpec{
+		CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "public"}}},
+		Hostnames:       []gwv1.Hostname{"a.example"}, Rules: rule}}
+	secure := &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "secure"}, Spec: gwv1.HTTPRouteSpec{
+		CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "public", SectionName: &section}}},
+		Hostnames:       []gwv1.Hostname{"b.example"}, Rules: rule}}
+	res := gateway.Attach(gateway.Inputs{
+		Gateway: &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "public"}, Spec: gwv1.GatewaySpec{
+			Listeners: []gwv1.Listener{{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType},
+				https("https", "", "any-tls"), https("https-b", "b.example", "b-tls")}}},
+		Farm:     gateway.Farm{Name: "contoso", HTTPPort: 80, HTTPSPort: 443, Addresses: []string{"127.0.0.1"}},
+		Routes:   []*gwv1.HTTPRoute{both, secure},
+		Backends: map[string]map[types.NamespacedName]gateway.Backend{gateway.KindService: {{Namespace: "web", Name: "echo"}: {ClusterIP: echoIP, Ports: []int32{echoPort}}}},
+	})
+	if len(res.Sites) != 2 || len(res.TLSListeners) != 2 {
+		t.Fatalf("sites %+v, TLS listeners %+v; route status %+v", res.Sites, res.TLSListeners, res.RouteParents)
+	}
+	farm := model.Farm{Name: "contoso", Namespace: "web", Sites: res.Sites, GatewayListeners: res.TLSListeners,
+		Platform: model.Platform{XDSHost: "127.0.0.1", XDSPort: 18000},
+		Frontend: model.Frontend{Replicas: 1, ConnectionTimeout: 60e9, RequestTimeout: 30e9, KeepAlive: true, HTTPSPort: 443}}
+	routing, err := envoy.FarmRouting(farm, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for secret, host := range map[string]string{"any-tls": "a.example", "b-tls": "b.example"} {
+		c, k, _ := ca.issue(t, host)
+		writeSecretVolume(t, localenvoy.CertDir(dir, model.GatewayCertificateName(secret)), c, k)
+	}
+	fe, err := localenvoy.Start(testutil.Tool(t, "WEBFARM_ENVOY", "envoy"), dir, farm, routing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fe.Stop)
+
+	for _, c := range []struct{ name, serverName, certificate string }{
+		{"a listener's server name gets its certificate", "b.example", "b.example"},
+		{"another server name gets the certificate of the listener without one", "a.example", "a.example"},
+		{"a client without SNI gets it too", "", "a.example"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st, err := handshake(fe, c.serverName, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := st.PeerCertificates[0].DNSNames; len(got) != 1 || got[0] != c.certificate {
+				t.Fatalf("served a certificate for %v, want %s", got, c.certificate)
+			}
+		})
+	}
+	t.Run("the frontend reports each listener Secret it loaded, as the certificates collector reads it", func(t *testing.T) {
+		certs := reportedCertificates(t, fe)
+		for _, secret := range []string{"any-tls", "b-tls"} {
+			if c := certs[model.GatewayCertificateName(secret)]; c.Loaded == 0 {
+				t.Errorf("Secret %s: not reported loaded in %+v", secret, certs)
+			}
+		}
+	})
+	secureClient := httpsClient(fe, ca, true)
+	for _, c := range []struct {
+		name, url, host string
+		want            int
+	}{
+		{"a host of the HTTP and the HTTPS listener is served over HTTPS", "https://a.example/x", "a.example", 200},
+		{"a host of an HTTPS listener only is served over HTTPS", "https://b.example/x", "b.example", 200},
+		{"a host of the HTTP and the HTTPS listener is served over plain HTTP", fe.URL + "/x", "a.example", 200},
+		{"a host of an HTTPS listener only is not served over plain HTTP", fe.URL + "/x", "b.example", 404},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			hc := noRedirects
+			if strings.HasPrefix(c.url, "https:") {
+				hc = secureClient
+			}
+			req, _ := http.NewRequest(http.MethodGet, c.url, nil)
+			req.Host = c.host
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.want || (c.want == 200 && string(body) != "echo /x") {
+				t.Fatalf("%d %q, want %d", resp.StatusCode, body, c.want)
+			}
+		})
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/endpoints"
@@ -57,7 +58,8 @@ func h2Frontend(t *testing.T, pool model.Pool, h2cPorts ...int) *localenvoy.Fron
 	wf := &v1.WebFarm{
 		ObjectMeta: metav1.ObjectMeta{Name: "contoso", Namespace: "web"},
 		Spec: v1.WebFarmSpec{
-			Frontend: v1.Frontend{Replicas: 1},
+			// The tests see the worker's header, as its nginx sends it over HTTP/2.
+			Frontend: v1.Frontend{Replicas: 1, DebugHeaders: ptr.To(true)},
 			Sites:    []v1.Site{{Name: "api", Hosts: []v1.Hostname{"api.example"}, Routes: []v1.Route{{PathPrefix: "/", AppPool: "api"}}}},
 		},
 	}

@@ -276,9 +276,19 @@ func resetRoute(match *routev3.RouteMatch) *routev3.Route {
 }
 
 // abortVirtualHost takes the frontend's own refusals that redirectRefusals
-// redirects.
-func abortVirtualHost() *routev3.VirtualHost {
-	return &routev3.VirtualHost{Name: abortVirtualHostName, Domains: []string{abortHost}, Routes: []*routev3.Route{resetRoute(prefixMatch("/"))}}
+// and resetLimited redirect. The client rate limits do not count the
+// redirected request again: it would be refused anew, not reset.
+func abortVirtualHost(l model.ClientLimits) func() *routev3.VirtualHost {
+	return func() *routev3.VirtualHost {
+		vh := &routev3.VirtualHost{Name: abortVirtualHostName, Domains: []string{abortHost}, Routes: []*routev3.Route{resetRoute(prefixMatch("/"))}}
+		for _, f := range clientRateFilters(l) {
+			if vh.TypedPerFilterConfig == nil {
+				vh.TypedPerFilterConfig = map[string]*anypb.Any{}
+			}
+			vh.TypedPerFilterConfig[f.Name] = mustAny(&routev3.FilterConfig{Disabled: true})
+		}
+		return vh
+	}
 }
 
 // redirectRefusals turns the frontend's 503s for a pool's queue (a full

@@ -41,6 +41,11 @@ type Routing struct {
 	Routes    []*routev3.RouteConfiguration
 	Clusters  []*clusterv3.Cluster
 	Endpoints []*endpointv3.ClusterLoadAssignment
+	// FarmVirtualHosts are the farm route configuration's (Routes[0]'s)
+	// virtual hosts as VHDS resources, in order. FarmRouting also leaves
+	// them in the route configuration; FarmRoutingReusing does not, as
+	// they take less memory encoded (SiteVirtualHosts decodes them).
+	FarmVirtualHosts []VirtualHostResource
 }
 
 // FarmRouting builds a farm's listener, routes (a virtual host per site),
@@ -48,10 +53,24 @@ type Routing struct {
 // the farm's AppPools that exist, by name: a pool's queue limits come from
 // it. Pure and deterministic: the same inputs give the same Routing and version.
 func FarmRouting(f model.Farm, pools map[string]model.Pool, b endpoints.Backends) (Routing, error) {
+	return FarmRoutingReusing(f, pools, b, nil)
+}
+
+// FarmRoutingReusing is FarmRouting, taking from hosts the virtual hosts
+// rendered for the same site with the same farm, pools and endpoints, and
+// keeping there those it renders (nil: it renders every one). A farm of
+// 20,000 sites renders one when one changes. The Routing shares the
+// remembered virtual hosts: read-only.
+func FarmRoutingReusing(f model.Farm, pools map[string]model.Pool, b endpoints.Backends, hosts *VirtualHosts) (Routing, error) {
 	hcm := farmHCM(f, anyQueueTimeout(f, pools))
+	rc, farmHosts, err := routeConfig(f, pools, b, hosts.forFarm(f, pools, b))
+	if err != nil {
+		return Routing{}, err
+	}
 	r := Routing{
-		Listeners: []*listenerv3.Listener{farmListener(f, hcm)},
-		Routes:    []*routev3.RouteConfiguration{routeConfig(f, pools, b)},
+		Listeners:        []*listenerv3.Listener{farmListener(f, hcm)},
+		Routes:           []*routev3.RouteConfiguration{rc},
+		FarmVirtualHosts: farmHosts,
 	}
 	if l := httpsListener(f, hcm); l != nil {
 		rc, err := httpsRouteConfig(f, pools, b)
@@ -114,12 +133,20 @@ func (r *Routing) add(c *clusterv3.Cluster, b endpoints.Backends) {
 	r.Endpoints = append(r.Endpoints, loadAssignment(c.Name, b[c.Name]))
 }
 
+// messages are the resources to validate and digest: the farm route
+// configuration without its virtual hosts, which were validated as they were
+// rendered and count by their versions.
 func (r Routing) messages() []proto.Message {
 	var ms []proto.Message
 	for _, m := range r.Listeners {
 		ms = append(ms, m)
 	}
 	for _, m := range r.Routes {
+		if m.GetName() == RouteConfigName {
+			withoutHosts := shallowCopy(m)
+			withoutHosts.VirtualHosts = nil
+			m = withoutHosts
+		}
 		ms = append(ms, m)
 	}
 	for _, m := range r.Clusters {
@@ -142,6 +169,9 @@ func (r Routing) digest() (string, error) {
 		fmt.Fprintf(h, "%d:", len(b))
 		h.Write(b)
 	}
+	for _, v := range r.FarmVirtualHosts {
+		fmt.Fprintf(h, "%s;", v.Version)
+	}
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
@@ -161,8 +191,14 @@ func anyQueueTimeout(f model.Farm, pools map[string]model.Pool) bool {
 // farmHCM is the HTTP connection manager of the farm's listeners.
 func farmHCM(f model.Farm, queueTimeouts bool) *hcmv3.HttpConnectionManager {
 	var filters []*hcmv3.HttpFilter
-	if f.Frontend.AccessLog.Enabled {
-		filters = append(filters, pathRecorder())
+	if f.RejectWithReset {
+		// Before the rate filters: a filter's local reply passes only the
+		// filters ahead of it.
+		filters = resetLimited(f.Frontend.ClientLimits)
+	}
+	filters = append(filters, clientRateFilters(f.Frontend.ClientLimits)...)
+	if r := headerRecorder(f.Frontend); r != nil {
+		filters = append(filters, r)
 	}
 	filters = append(filters, affinityFilters(f.Affinity)...)
 	if queueTimeouts {
@@ -179,7 +215,7 @@ func farmHCM(f model.Farm, queueTimeouts bool) *hcmv3.HttpConnectionManager {
 		// last to see a request before the router.
 		filters = append(filters, redirectRefusals(), resetFilter())
 	}
-	return &hcmv3.HttpConnectionManager{
+	hcm := &hcmv3.HttpConnectionManager{
 		StatPrefix: "farm",
 		// HTTP/1.1, HTTP/2 without TLS (prior knowledge), and HTTP/2 where
 		// TLS negotiates it (ALPN h2), each client as it speaks.
@@ -188,8 +224,6 @@ func farmHCM(f model.Farm, queueTimeouts bool) *hcmv3.HttpConnectionManager {
 			ConfigSource:    adsSource(),
 			RouteConfigName: RouteConfigName,
 		}},
-		// Host names match without a port ("shop.example:8080" is "shop.example").
-		StripPortMode: &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true},
 		// Route on the path as the pool will see it: no "..", no "//".
 		NormalizePath:             wrapperspb.Bool(true),
 		MergeSlashes:              true,
@@ -203,6 +237,14 @@ func farmHCM(f model.Farm, queueTimeouts bool) *hcmv3.HttpConnectionManager {
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{SuppressEnvoyHeaders: true})},
 		}),
 	}
+	boundRequests(hcm, f.Frontend.ClientLimits)
+	if !f.Frontend.DebugHeaders {
+		// Envoy adds no Server header of its own, and the route
+		// configurations take the upstreams' off (insideHeaders): a
+		// client's answers do not say what serves them.
+		hcm.ServerHeaderTransformation = hcmv3.HttpConnectionManager_PASS_THROUGH
+	}
+	return hcm
 }
 
 func farmListener(f model.Farm, hcm *hcmv3.HttpConnectionManager) *listenerv3.Listener {
@@ -224,27 +266,64 @@ func httpFilterChain(hcm *hcmv3.HttpConnectionManager) *listenerv3.FilterChain {
 
 // routeConfig has a virtual host per site; a request for a host no site
 // names gets 404 from Envoy. Every route names its site and pool for the
-// access log. Upstream responses lose any QueueHeader: only the frontend's
-// own replies carry it. A site with TLS that redirects plain HTTP has a
-// virtual host that only redirects.
-func routeConfig(f model.Farm, pools map[string]model.Pool, b endpoints.Backends) *routev3.RouteConfiguration {
-	rc := emptyRouteConfig(RouteConfigName)
+// access log. Upstream responses lose any QueueHeader (only the frontend's
+// own replies carry it) and, unless the farm sends debug headers, their
+// Server header. A site with TLS that redirects plain HTTP has a
+// virtual host that only redirects; one served over HTTPS only has none.
+func routeConfig(f model.Farm, pools map[string]model.Pool, b endpoints.Backends, hosts *VirtualHosts) (*routev3.RouteConfiguration, []VirtualHostResource, error) {
+	rc := emptyRouteConfig(RouteConfigName, f.Frontend)
+	resources := make([]VirtualHostResource, 0, len(f.Sites)+1)
+	add := func(s *model.Site, render func() *routev3.VirtualHost) error {
+		vh, res, err := hosts.render(s, render)
+		if err != nil {
+			return fmt.Errorf("envoy routing of farm %s/%s: %w", f.Namespace, f.Name, err)
+		}
+		if vh != nil {
+			rc.VirtualHosts = append(rc.VirtualHosts, vh)
+		}
+		resources = append(resources, res)
+		return nil
+	}
 	for _, s := range f.Sites {
-		if s.TLS != nil && !s.TLS.ServePlainHTTP {
-			rc.VirtualHosts = append(rc.VirtualHosts, plainHTTPRedirect(s, f.Frontend.HTTPSPort))
+		if s.TLS != nil && s.TLS.HTTPSOnly {
 			continue
 		}
-		rc.VirtualHosts = append(rc.VirtualHosts, siteVirtualHost(f, pools, b, s))
+		render := func() *routev3.VirtualHost {
+			return redirectsKeepListenerPort(siteVirtualHost(f, pools, b, s), f.Frontend.Port)
+		}
+		if s.TLS != nil && !s.TLS.ServePlainHTTP {
+			render = func() *routev3.VirtualHost { return plainHTTPRedirect(s, f.Frontend.HTTPSPort) }
+		}
+		if err := add(&s, render); err != nil {
+			return nil, nil, err
+		}
 	}
 	if f.RejectWithReset {
-		rc.VirtualHosts = append(rc.VirtualHosts, abortVirtualHost())
+		if err := add(nil, abortVirtualHost(f.Frontend.ClientLimits)); err != nil {
+			return nil, nil, err
+		}
 	}
-	return rc
+	return rc, resources, nil
 }
 
-func emptyRouteConfig(name string) *routev3.RouteConfiguration {
-	return &routev3.RouteConfiguration{Name: name, ResponseHeadersToRemove: []string{QueueHeader},
-		RequestHeadersToAdd: []*corev3.HeaderValueOption{setHeader(RealIPHeader, "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%")}}
+// insideHeaders are the headers of upstream answers that name what serves
+// the farm (the pools' and cache tiers' "Server: nginx"), removed unless the
+// farm sends debug headers. X-Webfarm-Worker is removed by headerRecorder,
+// after the access log has its value.
+func insideHeaders(fe model.Frontend) []string {
+	if fe.DebugHeaders {
+		return nil
+	}
+	return []string{"Server"}
+}
+
+func emptyRouteConfig(name string, fe model.Frontend) *routev3.RouteConfiguration {
+	return &routev3.RouteConfiguration{Name: name, ResponseHeadersToRemove: append([]string{QueueHeader}, insideHeaders(fe)...),
+		// Host names match without a port ("shop.example:8080" is
+		// "shop.example"), and the Host header reaches the backend as the
+		// client sent it.
+		IgnorePortInHostMatching: true,
+		RequestHeadersToAdd:      []*corev3.HeaderValueOption{setHeader(RealIPHeader, "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%")}}
 }
 
 // siteVirtualHost serves a site's routes.
@@ -465,7 +544,8 @@ func edsCluster(name string, affinity model.Affinity) *clusterv3.Cluster {
 }
 
 // loadAssignment lists a cluster's endpoints, sorted; draining ones are
-// marked so that Envoy sends them no new requests.
+// marked so that Envoy sends them no new requests, weighted ones (workers
+// on nodes of different clock rates) carry their weights.
 func loadAssignment(cluster string, eps []endpoints.Endpoint) *endpointv3.ClusterLoadAssignment {
 	sorted := slices.Clone(eps)
 	slices.SortFunc(sorted, func(a, b endpoints.Endpoint) int {
@@ -487,10 +567,15 @@ func loadAssignment(cluster string, eps []endpoints.Endpoint) *endpointv3.Cluste
 		if e.State == endpoints.Draining {
 			health = corev3.HealthStatus_DRAINING
 		}
-		lbs = append(lbs, &endpointv3.LbEndpoint{
+		lb := &endpointv3.LbEndpoint{
 			HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{Address: socketAddress(e.Address, e.Port)}},
 			HealthStatus:   health,
-		})
+		}
+		if e.Weight > 0 {
+			// Round robin, Maglev and the cookie's first pick all share by weight.
+			lb.LoadBalancingWeight = wrapperspb.UInt32(e.Weight)
+		}
+		lbs = append(lbs, lb)
 	}
 	la.Endpoints = []*endpointv3.LocalityLbEndpoints{{LbEndpoints: lbs}}
 	return la

@@ -3,9 +3,11 @@ package envoy
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +33,8 @@ func contoso() model.Farm {
 			}},
 		},
 		Frontend: model.Frontend{Replicas: 2, ConnectionTimeout: 120 * time.Second, RequestTimeout: 30 * time.Second, WebSocketIdleTimeout: 300 * time.Second, KeepAlive: true,
-			AccessLog: model.AccessLog{Enabled: true, SamplePercent: 100}},
+			ClientLimits: model.ClientLimits{RequestHeadersTimeout: 10 * time.Second, RequestBodyTimeout: 120 * time.Second, MaxRequestHeadersKiB: 16},
+			AccessLog:    model.AccessLog{Enabled: true, SamplePercent: 100}},
 		Pools:         []string{"images", "www"},
 		CachePolicies: []string{"static-content"},
 	}
@@ -99,10 +102,36 @@ func TestFarmRouting(t *testing.T) {
 				pools["images"] = images
 				b[vocabulary.PoolCluster("images")] = nil
 			}},
+		{"over mutual TLS the activator is reached with the farm's identity and verified as the operator's Service", "routing-activator-control-tls.json", contoso(), contosoBackends(), "", "",
+			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
+				f.Platform.ActivatorPort, f.Platform.ActivationTimeout, f.Platform.ControlTLS = 18081, time.Minute, true
+				for name, p := range pools {
+					p.OnDemandStart = true
+					pools[name] = p
+				}
+				images := pools["images"]
+				images.Idle = true
+				pools["images"] = images
+				b[vocabulary.PoolCluster("images")] = nil
+			}},
 		{"compression, keep-alive off and a site's bandwidth limit shape how the frontend delivers responses", "routing-delivery.json", contoso(), contosoBackends(), "", "",
 			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
 				f.Frontend.Compression, f.Frontend.KeepAlive = true, false
 				f.Sites[1].MaxBandwidthBytesPerSecond = 64 * 1024
+			}},
+		{"with debug headers the worker's header and Envoy's Server header reach clients, the access log still reading the worker from metadata", "routing-debug-headers.json", contoso(), contosoBackends(), "", "",
+			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
+				f.Frontend.DebugHeaders = true
+			}},
+		{"a farm that limits each client address and each /24 network refuses their floods with 429 before anything else runs", "routing-client-limits.json", contoso(), contosoBackends(), "", "",
+			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
+				f.Frontend.ClientLimits.PerAddress = &model.RequestRate{PerSecond: 20, Burst: 40}
+				f.Frontend.ClientLimits.PerClassC = &model.RequestRate{PerSecond: 200, Burst: 200}
+			}},
+		{"in L4 mode a request past a client's rate is redirected to the aborting listener, where the rate filters do not count it again", "routing-client-limits-l4.json", l4, contosoBackends(), "", "",
+			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
+				f.Frontend.ClientLimits.PerAddress = &model.RequestRate{PerSecond: 20, Burst: 40}
+				f.Frontend.ClientLimits.PerClassC = &model.RequestRate{PerSecond: 200, Burst: 200}
 			}},
 		{"behind trusted proxy networks and the PROXY protocol, connections from the proxies have a chain that believes their X-Forwarded-For", "routing-trusted-networks.json", contoso(), contosoBackends(), "", "",
 			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
@@ -141,10 +170,12 @@ func TestFarmRouting(t *testing.T) {
 				f.Sites[0].TLS = &model.SiteTLS{SecretName: "first-tls", HSTSMaxAge: 365 * 24 * time.Hour, IncludeSubDomains: true}
 				f.Sites[1].TLS = &model.SiteTLS{SecretName: "second-tls", ServePlainHTTP: true}
 			}},
-		{"a Gateway's routes match exact paths, prefixes kept on the path, headers, query parameters and methods, go to a pool, Services by weight or a 500, redirect, rewrite, change headers and bound their time", "routing-gateway.json", contoso(), contosoBackends(), "", "",
+		{"a Gateway's routes match exact paths, prefixes kept on the path, headers, query parameters and methods, go to a pool, Services by weight or a 500, redirect (on the listener's port unless told otherwise), rewrite, change headers and bound their time", "routing-gateway.json", contoso(), contosoBackends(), "", "",
 			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
 				echo := &model.ServiceBackend{Namespace: "tenant-a", Name: "echo", ClusterIP: "10.96.0.20", Port: 8080}
 				canary := &model.ServiceBackend{Namespace: "tenant-a", Name: "echo-canary", ClusterIP: "10.96.0.21", Port: 8080}
+				headless := &model.ServiceBackend{Namespace: "tenant-a", Name: "stateful", Port: 8080, TargetPort: 3000}
+				f.Frontend.Port = 8081 // the Gateway's HTTP listener's
 				f.Sites = append(f.Sites, model.Site{Name: "route:a.example", Hosts: []string{"a.example"}, Routes: []model.Route{
 					{Match: &model.Match{Exact: true, Path: "/healthz"}, Backends: []model.Backend{{Service: echo, Weight: 1}}},
 					{Match: &model.Match{Path: "/api", Headers: []model.NameValue{{Name: "version", Value: "2"}},
@@ -152,6 +183,9 @@ func TestFarmRouting(t *testing.T) {
 						Backends: []model.Backend{{Service: echo, Weight: 90}, {Service: canary, Weight: 10}},
 						Timeout:  10 * time.Second, BackendTimeout: 2 * time.Second},
 					{Match: &model.Match{Path: "/broken"}, Backends: []model.Backend{{Service: echo, Weight: 1}, {Invalid: true, Weight: 1}}},
+					{Match: &model.Match{Path: "/stateful"}, Backends: []model.Backend{{Service: headless, Weight: 1}}},
+					{Match: &model.Match{Path: "/moved"}, Refused: true, Filters: &model.Filters{Redirect: &model.Redirect{
+						Hostname: "b.example", StatusCode: 302}}},
 					{Match: &model.Match{Path: "/gone"}, Refused: true},
 					{Match: &model.Match{Path: "/old"}, Refused: true, Filters: &model.Filters{Redirect: &model.Redirect{
 						Scheme: "https", Hostname: "new.example", StatusCode: 301, Path: &model.PathChange{Value: "/new"}}}},
@@ -161,6 +195,20 @@ func TestFarmRouting(t *testing.T) {
 						Rewrite:         &model.Rewrite{Hostname: "backend.example", Path: &model.PathChange{Value: "/"}}}},
 					{Match: &model.Match{Path: "/"}, Pool: "www"},
 				}})
+			}},
+		{"a Gateway's HTTPS listeners serve their Secrets by server name, their hosts over HTTPS, and plain HTTP where an HTTP listener has them too", "routing-gateway-https.json", contoso(), contosoBackends(), "", "",
+			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
+				f.GatewayListeners = []model.TLSListener{{Name: "public/https", SecretName: "wildcard-tls"},
+					{Name: "public/tenant", ServerName: "*.tenant.example", SecretName: "tenant.example-tls"}}
+				f.Sites = append(f.Sites,
+					model.Site{Name: "route:a.tenant.example", Hosts: []string{"a.tenant.example"}, TLS: &model.SiteTLS{ServePlainHTTP: true},
+						Routes: []model.Route{{Match: &model.Match{Path: "/"}, Pool: "www"}}},
+					model.Site{Name: "route:b.tenant.example", Hosts: []string{"b.tenant.example"}, TLS: &model.SiteTLS{HTTPSOnly: true},
+						Routes: []model.Route{{Match: &model.Match{Path: "/"}, Pool: "www"}}})
+			}},
+		{"workers on nodes of different clock rates get their pool's requests in proportion to the clocks, the cache tier's still equal shares", "routing-clock-weights.json", contoso(), contosoBackends(), "", "",
+			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
+				maps.Copy(b, onNodesOf550And900MHz(b))
 			}},
 		{"an idle pool that does not start on demand is answered 503 by the frontend", "routing-idle.json", contoso(), contosoBackends(), "", "",
 			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
@@ -191,6 +239,65 @@ func TestFarmRouting(t *testing.T) {
 				t.Fatal(err)
 			}
 			testutil.Golden(t, tt.golden, routingJSON(t, r))
+			testutil.EnvoyCheck(t, string(staticBootstrap(t, tt.farm, r)), NodeIDArgs("frontend-0")...)
+		})
+	}
+}
+
+// onNodesOf550And900MHz puts www's workers on a 550 MHz node (10.244.0.11)
+// and a 900 MHz node (the others), and the cache tier's on both, and weighs
+// the pools' endpoints by their clocks.
+func onNodesOf550And900MHz(b endpoints.Backends) endpoints.Backends {
+	www, cache := vocabulary.PoolCluster("www"), vocabulary.CacheCluster("static-content")
+	for _, c := range []string{www, cache} {
+		for i := range b[c] {
+			b[c][i].Node = "node-900mhz"
+			if i == 1 {
+				b[c][i].Node = "node-550mhz"
+			}
+		}
+	}
+	clocks := endpoints.Clocks{ByNode: map[string]float64{"node-550mhz": 550, "node-900mhz": 900}, Default: 2000}
+	return b.WeightedByClock([]string{www, vocabulary.PoolCluster("images")}, clocks)
+}
+
+// Envoy honours endpoint weights with every load balancer the frontends use:
+// round robin, Maglev (client IP and class C affinity) and the cookie's
+// stateful sessions, and in L4 mode too.
+func TestWeightedEndpointsValidateWithEveryAffinity(t *testing.T) {
+	l4 := contoso()
+	l4.RejectWithReset = true
+	withAffinity := func(a model.Affinity) model.Farm {
+		f := contoso()
+		f.Affinity = a
+		return f
+	}
+	for _, tt := range []struct {
+		name string
+		farm model.Farm
+	}{
+		{"cookie affinity accepts weighted workers", withAffinity(model.Affinity{Type: model.AffinityCookie, CookieName: "CONTOSO_AFFINITY", CookieTTL: time.Hour})},
+		{"client IP affinity accepts weighted workers on its Maglev ring", withAffinity(model.Affinity{Type: model.AffinityClientIP})},
+		{"class C affinity accepts weighted workers on its Maglev ring", withAffinity(model.Affinity{Type: model.AffinityClassC})},
+		{"L4 mode accepts weighted workers", l4},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := FarmRouting(tt.farm, contosoPools(), onNodesOf550And900MHz(contosoBackends()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var weights []uint32
+			for _, la := range r.Endpoints {
+				if la.ClusterName == vocabulary.PoolCluster("www") {
+					for _, e := range la.Endpoints[0].LbEndpoints {
+						weights = append(weights, e.GetLoadBalancingWeight().GetValue())
+					}
+				}
+			}
+			// Sorted by address: 10.244.0.11 (550 MHz), .12 and .9 (900 MHz).
+			if want := []uint32{11, 18, 18}; !slices.Equal(weights, want) {
+				t.Errorf("www's weights %v, want %v", weights, want)
+			}
 			testutil.EnvoyCheck(t, string(staticBootstrap(t, tt.farm, r)), NodeIDArgs("frontend-0")...)
 		})
 	}
@@ -292,18 +399,20 @@ func staticBootstrap(t *testing.T, f model.Farm, r Routing) []byte {
 		return out
 	}
 	// So do the certificate directories it watches.
-	dir, certs := t.TempDir(), t.TempDir()
+	dir, certs, identity := t.TempDir(), t.TempDir(), t.TempDir()
 	for name, doc := range files {
 		doc = strings.ReplaceAll(doc, CertMountDir+"/", certs+"/")
+		doc = strings.ReplaceAll(doc, IdentityDir, identity)
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, s := range f.TLSSites() {
-		if err := os.Mkdir(filepath.Join(certs, s.Name), 0o755); err != nil {
+	for _, c := range f.Certificates() {
+		if err := os.Mkdir(filepath.Join(certs, c.Name), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	out = bytes.ReplaceAll(out, []byte(CertMountDir+"/"), []byte(certs+"/"))
+	out = bytes.ReplaceAll(out, []byte(IdentityDir), []byte(identity))
 	return bytes.ReplaceAll(out, []byte(ConfigDir+"/"), []byte(dir+"/"))
 }

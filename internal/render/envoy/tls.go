@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -50,35 +51,41 @@ const (
 // the listener serves the other sites, and handshakes for that site fail.
 const certFetchTimeout = 2 * time.Second
 
-// CertDir is where a site's Secret is mounted.
-func CertDir(site string) string { return CertMountDir + "/" + site }
+// CertDir is where a certificate's Secret is mounted (model.Certificate's
+// Name: an inline site's, or a Gateway listener Secret's).
+func CertDir(cert string) string { return CertMountDir + "/" + cert }
 
-// CertSecretName is the name of a site's certificate in Envoy (its SDS
-// resource), which names its stats: sds.<name>.update_success and so on.
-func CertSecretName(site string) string { return "cert_" + site }
+// CertSecretName is the name of a certificate in Envoy (its SDS resource),
+// which names its stats: sds.<name>.update_success and so on.
+func CertSecretName(cert string) string { return "cert_" + cert }
 
-// CertVolumeName is the pod volume of a site's Secret: a DNS label of at
-// most 63 characters (a site name may have 63 on its own).
-func CertVolumeName(site string) string {
-	if name := "cert-" + site; len(name) <= 63 {
+// CertVolumeName is the pod volume of a certificate's Secret: a DNS label
+// of at most 63 characters (a site name may have 63 on its own, a Gateway
+// certificate's name has underscores).
+func CertVolumeName(cert string) string {
+	if name := "cert-" + cert; len(name) <= 63 && !strings.Contains(cert, "_") {
 		return name
 	}
-	h := sha256.Sum256([]byte(site))
-	return "cert-" + site[:48] + "-" + hex.EncodeToString(h[:])[:8]
+	h := sha256.Sum256([]byte(cert))
+	label := strings.ReplaceAll(cert, "_", "-")
+	return "cert-" + strings.TrimRight(label[:min(len(label), 48)], "-") + "-" + hex.EncodeToString(h[:])[:8]
 }
 
-// sdsFileKey is the ConfigMap key (and the file in ConfigDir) of a site's
-// SDS resource.
-func sdsFileKey(site string) string { return "sds-" + site + ".json" }
+// sdsFileKey is the ConfigMap key (and the file in ConfigDir) of a
+// certificate's SDS resource.
+func sdsFileKey(cert string) string { return "sds-" + cert + ".json" }
 
-// SDSFiles are the ConfigMap entries the frontend reads each TLS site's
-// certificate through: a SDS response with one Secret whose certificate and
-// key are the files of the site's mounted Secret. They depend only on the
-// site names, never on a certificate.
+// SDSFiles are the ConfigMap entries the frontend reads each certificate
+// through: a SDS response with one Secret whose certificate and key are the
+// files of the mounted Secret. They depend only on the certificates' names,
+// never on a certificate.
 func SDSFiles(f model.Farm) map[string]string {
-	out := map[string]string{}
-	for _, s := range f.TLSSites() {
-		dir := CertDir(s.Name)
+	out := controlSDSFiles(f.Platform)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for _, c := range f.Certificates() {
+		dir := CertDir(c.Name)
 		// The kubelet writes a Secret volume into a new directory and then
 		// renames the "..data" link to it, which Envoy watches; the
 		// "tls.crt" and "tls.key" links beside it come only after, when a
@@ -86,7 +93,7 @@ func SDSFiles(f model.Farm) map[string]string {
 		// complete the moment the watch fires.
 		data := dir + "/..data/"
 		secret := &tlsv3.Secret{
-			Name: CertSecretName(s.Name),
+			Name: CertSecretName(c.Name),
 			Type: &tlsv3.Secret_TlsCertificate{TlsCertificate: &tlsv3.TlsCertificate{
 				CertificateChain: &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: data + "tls.crt"}},
 				PrivateKey:       &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: data + "tls.key"}},
@@ -100,17 +107,17 @@ func SDSFiles(f model.Farm) map[string]string {
 		if err != nil {
 			panic(err) // a well-formed message always marshals
 		}
-		out[sdsFileKey(s.Name)] = string(doc)
+		out[sdsFileKey(c.Name)] = string(doc)
 	}
 	return out
 }
 
 // httpsListener serves the TLS sites, each on the chains clientAddressChains
-// gives (the client's address found as on the plain listener) with the
-// site's certificate; nil when no site has TLS.
+// gives (the client's address found as on the plain listener) with its
+// certificate: an inline site's for its hosts, a Gateway listener's for its
+// server name. Nil when the farm has no certificate.
 func httpsListener(f model.Farm, hcm *hcmv3.HttpConnectionManager) *listenerv3.Listener {
-	sites := f.TLSSites()
-	if len(sites) == 0 {
+	if !f.ServesHTTPS() {
 		return nil
 	}
 	hcm = proto.Clone(hcm).(*hcmv3.HttpConnectionManager)
@@ -126,25 +133,44 @@ func httpsListener(f model.Farm, hcm *hcmv3.HttpConnectionManager) *listenerv3.L
 			ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: mustAny(&tlsinspectorv3.TlsInspector{})},
 		}),
 	}
-	for _, s := range sites {
-		l.FilterChains = append(l.FilterChains, siteChains(f, s, hcm, s.Hosts)...)
+	// Envoy refuses a listener with two chains for one server name: the
+	// first certificate named for one keeps it (inline sites come first, so
+	// a Gateway never takes a farm's own host).
+	taken := map[string]bool{}
+	hasDefault := false
+	for _, s := range f.TLSSites() {
+		if s.TLS.SecretName == "" {
+			continue // a Gateway route's: its listener's certificate serves it
+		}
+		l.FilterChains = append(l.FilterChains, certificateChains(f, "site/"+s.Name, s.Name, hcm, s.Hosts)...)
+		for _, h := range s.Hosts {
+			taken[h] = true
+		}
 		if s.Name == f.Frontend.DefaultTLSSite {
 			// No server names: any client no other chain matches, one
 			// without SNI included.
-			l.FilterChains = append(l.FilterChains, siteChains(f, s, hcm, nil)...)
+			l.FilterChains = append(l.FilterChains, certificateChains(f, "default/"+s.Name, s.Name, hcm, nil)...)
+			hasDefault = true
+		}
+	}
+	for _, gl := range f.GatewayListeners {
+		cert := model.GatewayCertificateName(gl.SecretName)
+		switch {
+		case gl.ServerName == "" && !hasDefault:
+			l.FilterChains = append(l.FilterChains, certificateChains(f, "gateway/"+gl.Name, cert, hcm, nil)...)
+			hasDefault = true
+		case gl.ServerName != "" && !taken[gl.ServerName]:
+			l.FilterChains = append(l.FilterChains, certificateChains(f, "gateway/"+gl.Name, cert, hcm, []string{gl.ServerName})...)
+			taken[gl.ServerName] = true
 		}
 	}
 	return l
 }
 
-// siteChains are a site's HTTPS filter chains for the server names given
-// (none: the default chains).
-func siteChains(f model.Farm, s model.Site, hcm *hcmv3.HttpConnectionManager, serverNames []string) []*listenerv3.FilterChain {
+// certificateChains are the HTTPS filter chains, named name, that serve a
+// certificate for the server names given (none: the default chains).
+func certificateChains(f model.Farm, name, cert string, hcm *hcmv3.HttpConnectionManager, serverNames []string) []*listenerv3.FilterChain {
 	chains := clientAddressChains(hcm, f.Frontend.ClientAddress)
-	name := "site/" + s.Name
-	if serverNames == nil {
-		name = "default/" + s.Name
-	}
 	for _, c := range chains {
 		if c.FilterChainMatch == nil {
 			c.FilterChainMatch = &listenerv3.FilterChainMatch{}
@@ -157,7 +183,7 @@ func siteChains(f model.Farm, s model.Site, hcm *hcmv3.HttpConnectionManager, se
 		}
 		c.TransportSocket = &corev3.TransportSocket{
 			Name:       "envoy.transport_sockets.tls",
-			ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(downstreamTLS(f.Frontend.TLSMinVersion, s.Name))},
+			ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(downstreamTLS(f.Frontend.TLSMinVersion, cert))},
 		}
 	}
 	return chains
@@ -174,7 +200,7 @@ var modernCiphers = []string{
 	"ECDHE-RSA-CHACHA20-POLY1305",
 }
 
-func downstreamTLS(minVersion, site string) *tlsv3.DownstreamTlsContext {
+func downstreamTLS(minVersion, cert string) *tlsv3.DownstreamTlsContext {
 	oldest := tlsv3.TlsParameters_TLSv1_2
 	if minVersion == "1.3" {
 		oldest = tlsv3.TlsParameters_TLSv1_3
@@ -187,7 +213,7 @@ func downstreamTLS(minVersion, site string) *tlsv3.DownstreamTlsContext {
 		},
 		AlpnProtocols: []string{"h2", "http/1.1"},
 		TlsCertificateSdsSecretConfigs: []*tlsv3.SdsSecretConfig{{
-			Name: CertSecretName(site),
+			Name: CertSecretName(cert),
 			SdsConfig: &corev3.ConfigSource{
 				ResourceApiVersion:  corev3.ApiVersion_V3,
 				InitialFetchTimeout: durationpb.New(certFetchTimeout),
@@ -195,8 +221,8 @@ func downstreamTLS(minVersion, site string) *tlsv3.DownstreamTlsContext {
 				// a certificate that could not be read (a Secret missing
 				// or malformed) is read again when the Secret is fixed.
 				ConfigSourceSpecifier: &corev3.ConfigSource_PathConfigSource{PathConfigSource: &corev3.PathConfigSource{
-					Path:             ConfigDir + "/" + sdsFileKey(site),
-					WatchedDirectory: &corev3.WatchedDirectory{Path: CertDir(site)},
+					Path:             ConfigDir + "/" + sdsFileKey(cert),
+					WatchedDirectory: &corev3.WatchedDirectory{Path: CertDir(cert)},
 				}},
 			},
 		}},
@@ -235,9 +261,9 @@ func hstsHeader(t *model.SiteTLS) string {
 // virtual host per TLS site, with its HSTS header and Secure affinity
 // cookies. A request for a host without TLS gets 404.
 func httpsRouteConfig(f model.Farm, pools map[string]model.Pool, b endpoints.Backends) (*routev3.RouteConfiguration, error) {
-	rc := emptyRouteConfig(HTTPSRouteConfigName)
+	rc := emptyRouteConfig(HTTPSRouteConfigName, f.Frontend)
 	for _, s := range f.TLSSites() {
-		vh := siteVirtualHost(f, pools, b, s)
+		vh := redirectsKeepListenerPort(siteVirtualHost(f, pools, b, s), f.Frontend.HTTPSPort)
 		if v := hstsHeader(s.TLS); v != "" {
 			vh.ResponseHeadersToAdd = append(vh.ResponseHeadersToAdd, setHeader("Strict-Transport-Security", v))
 		}
@@ -249,7 +275,7 @@ func httpsRouteConfig(f model.Farm, pools map[string]model.Pool, b endpoints.Bac
 		rc.VirtualHosts = append(rc.VirtualHosts, vh)
 	}
 	if f.RejectWithReset {
-		rc.VirtualHosts = append(rc.VirtualHosts, abortVirtualHost())
+		rc.VirtualHosts = append(rc.VirtualHosts, abortVirtualHost(f.Frontend.ClientLimits)())
 	}
 	return rc, nil
 }

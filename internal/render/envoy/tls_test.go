@@ -144,8 +144,8 @@ func startTLSFrontend(t *testing.T, wf *v1.WebFarm, ports []int, prepare func(di
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for _, s := range farm.TLSSites() {
-		if err := os.MkdirAll(localenvoy.CertDir(dir, s.Name), 0o755); err != nil {
+	for _, c := range farm.Certificates() {
+		if err := os.MkdirAll(localenvoy.CertDir(dir, c.Name), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -353,15 +353,7 @@ func TestHTTPSServesEachSiteWithItsOwnCertificate(t *testing.T) {
 			t.Errorf("broken: update_rejected %d, %v", n, err)
 		}
 		// What the operator reads: the Prometheus page.
-		resp, err := http.Get(fe.AdminURL + "/stats/prometheus?" + envoystats.CertificateQuery)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		certs, err := envoystats.Certificates(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
+		certs := reportedCertificates(t, fe)
 		for site, loaded := range map[string]bool{"broken": false, "missing": false, "shop": true, "blog": true} {
 			c, ok := certs[site]
 			if !ok || (c.Loaded > 0) != loaded || (c.Rejected > 0) == loaded {
@@ -462,4 +454,20 @@ func TestACertificateWhoseSecretAppearsLaterIsServedWithoutARestart(t *testing.T
 		}
 		return nil
 	})
+}
+
+// reportedCertificates is what a frontend reports of its certificates, read
+// from its Prometheus page as the certificates collector reads it.
+func reportedCertificates(t *testing.T, fe *localenvoy.Frontend) map[string]envoystats.Certificate {
+	t.Helper()
+	resp, err := http.Get(fe.AdminURL + vocabulary.FrontendMetricsPath + "?" + envoystats.CertificateQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	certs, err := envoystats.Certificates(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return certs
 }

@@ -262,6 +262,9 @@ func activatorFarm(t *testing.T, response v1.UnavailableResponse, timeout time.D
 // neverReady is a pool that never gets a ready worker.
 type neverReady struct{}
 
+// Serves: every farm routes to the pool.
+func (neverReady) Serves(context.Context, string, string, string) bool { return true }
+
 func (neverReady) ReadyWorker(context.Context, string, string) (string, bool) { return "", false }
 func (neverReady) Start(context.Context, string, string) (bool, error)        { return true, nil }
 func (neverReady) NoWorkerComing(context.Context, string, string) error       { return nil }

@@ -70,12 +70,17 @@ func Frontend(f model.Farm, bootstrap []byte) FrontendObjects {
 	pod := corev1ac.PodSpec().
 		WithServiceAccountName(name).
 		WithVolumes(configMapVolume(name), tmpVolumeSource())
-	for _, s := range f.TLSSites() {
-		volume, mount := certVolume(s)
+	for _, c := range f.Certificates() {
+		volume, mount := certVolume(c)
 		pod.WithVolumes(volume)
 		container.WithVolumeMounts(mount)
 	}
-	if len(f.TLSSites()) > 0 {
+	if f.Platform.ControlTLS {
+		volume, mount := identityVolume(f.Name)
+		pod.WithVolumes(volume)
+		container.WithVolumeMounts(mount)
+	}
+	if f.ServesHTTPS() {
 		container.WithPorts(containerPort("https", envoy.HTTPSPort))
 	}
 	// The pod holds a copy of the container: it is complete by now.
@@ -84,7 +89,7 @@ func Frontend(f model.Farm, bootstrap []byte) FrontendObjects {
 	config := envoy.SDSFiles(f)
 	config[BootstrapKey] = string(bootstrap)
 	service := frontendService(c.service(corev1.ServiceType(fe.ServiceType), fe.Port, fe.NodePort), fe.Service)
-	if len(f.TLSSites()) > 0 {
+	if f.ServesHTTPS() {
 		service.Spec.WithPorts(corev1ac.ServicePort().WithName("https").WithPort(fe.HTTPSPort).
 			WithProtocol(corev1.ProtocolTCP).WithTargetPort(intstr.FromString("https")))
 	}
@@ -117,17 +122,38 @@ func frontendService(s *corev1ac.ServiceApplyConfiguration, e model.ServiceExpos
 	return s
 }
 
-// certVolume mounts a TLS site's Secret where Envoy reads it. The Secret is
-// optional: while it is missing the pod starts (the directory is empty) and
-// the other sites serve; Envoy reads it when it appears. Only the pod's
+// certVolume mounts a certificate's Secret where Envoy reads it. The Secret
+// is optional: while it is missing the pod starts (the directory is empty)
+// and the other sites serve; Envoy reads it when it appears. Only the pod's
 // group (fsGroup) reads the key. The operator itself never reads Secrets.
-func certVolume(s model.Site) (*corev1ac.VolumeApplyConfiguration, *corev1ac.VolumeMountApplyConfiguration) {
-	name := envoy.CertVolumeName(s.Name)
+func certVolume(c model.Certificate) (*corev1ac.VolumeApplyConfiguration, *corev1ac.VolumeMountApplyConfiguration) {
+	name := envoy.CertVolumeName(c.Name)
 	return corev1ac.Volume().WithName(name).WithSecret(corev1ac.SecretVolumeSource().
-			WithSecretName(s.TLS.SecretName).WithOptional(true).WithDefaultMode(0o440).
+			WithSecretName(c.SecretName).WithOptional(true).WithDefaultMode(0o440).
 			WithItems(corev1ac.KeyToPath().WithKey("tls.crt").WithPath("tls.crt"),
 				corev1ac.KeyToPath().WithKey("tls.key").WithPath("tls.key"))),
-		corev1ac.VolumeMount().WithName(name).WithMountPath(envoy.CertDir(s.Name)).WithReadOnly(true)
+		corev1ac.VolumeMount().WithName(name).WithMountPath(envoy.CertDir(c.Name)).WithReadOnly(true)
+}
+
+// identityVolume mounts the farm's control identity where Envoy reads it.
+// The Secret is not optional: without it the frontend could reach neither
+// the xDS server nor the activator; the operator writes it before the
+// Deployment.
+func identityVolume(farm string) (*corev1ac.VolumeApplyConfiguration, *corev1ac.VolumeMountApplyConfiguration) {
+	const name = "control-identity"
+	return corev1ac.Volume().WithName(name).WithSecret(corev1ac.SecretVolumeSource().
+			WithSecretName(vocabulary.FrontendIdentityName(farm)).WithDefaultMode(0o440)),
+		corev1ac.VolumeMount().WithName(name).WithMountPath(envoy.IdentityDir).WithReadOnly(true)
+}
+
+// FrontendIdentity is the farm's control identity Secret: the certificate
+// and key issued for it, and the CA its frontends verify the operator by.
+// The operator writes it (server-side apply) and never reads it back.
+func FrontendIdentity(namespace, farm, uid string, certPEM, keyPEM, caPEM []byte) *corev1ac.SecretApplyConfiguration {
+	s := corev1ac.Secret(vocabulary.FrontendIdentityName(farm), namespace).
+		WithType(corev1.SecretTypeTLS).
+		WithData(map[string][]byte{vocabulary.IdentityCertKey: certPEM, vocabulary.IdentityKeyKey: keyPEM, vocabulary.IdentityCAKey: caPEM})
+	return objectMeta(s, vocabulary.ComponentFrontend, farm, Owner{Kind: "WebFarm", Name: farm, UID: uid})
 }
 
 // FrontendURL is the in-cluster address of a farm's frontend Service.

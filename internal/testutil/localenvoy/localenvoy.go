@@ -169,9 +169,10 @@ func Start(envoyBin, dir string, f model.Farm, r envoy.Routing) (*Frontend, erro
 	}
 }
 
-// CertDir is where a test puts a TLS site's tls.crt and tls.key, as the
-// pod's Secret volume would hold them: the frontend of dir reads them there.
-func CertDir(dir, site string) string { return filepath.Join(dir, "certs", site) }
+// CertDir is where a test puts a certificate's tls.crt and tls.key (a TLS
+// site's, or model.GatewayCertificateName's), as the pod's Secret volume
+// would hold them: the frontend of dir reads them there.
+func CertDir(dir, cert string) string { return filepath.Join(dir, "certs", cert) }
 
 // LocalPaths moves the pod's config and certificate directories in a
 // rendered document (the bootstrap, a SDS file) into dir.
@@ -181,8 +182,8 @@ func LocalPaths(dir, doc string) string {
 }
 
 // WriteCertConfig writes the SDS files the ConfigMap would hold, and makes
-// each TLS site's certificate directory, as Kubernetes mounts an optional
-// Secret that does not exist: empty.
+// each certificate's directory, as Kubernetes mounts an optional Secret
+// that does not exist: empty.
 func WriteCertConfig(dir string, f model.Farm) error {
 	files := envoy.SDSFiles(f)
 	if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
@@ -193,8 +194,8 @@ func WriteCertConfig(dir string, f model.Farm) error {
 			return err
 		}
 	}
-	for _, s := range f.TLSSites() {
-		if err := os.MkdirAll(CertDir(dir, s.Name), 0o755); err != nil {
+	for _, c := range f.Certificates() {
+		if err := os.MkdirAll(CertDir(dir, c.Name), 0o755); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package framework
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,13 +21,15 @@ func (c *Cluster) AccessLogEntry(t testing.TB, namespace, farm, marker string) m
 }
 
 // AccessLogEntries waits for n JSON access log lines of a farm's frontends
-// that match and returns the first n, oldest first (one frontend replica
-// logs in order).
+// that match and returns the first n by the time their requests started,
+// over all the farm's frontend replicas.
 func (c *Cluster) AccessLogEntries(t testing.TB, namespace, farm string, n int, match func(entry map[string]any) bool) []map[string]any {
 	t.Helper()
 	var found []map[string]any
 	Eventually(t, 15*time.Second, func() error {
 		found = nil
+		// One log per frontend pod, one after the other: the entries are
+		// put back in the order the requests came.
 		logs := c.Run(t, "logs", "-n", namespace, "-l", "app.kubernetes.io/name=webfarm-frontend,app.kubernetes.io/instance="+farm, "--tail=-1")
 		for line := range strings.SplitSeq(logs, "\n") {
 			if !strings.HasPrefix(line, "{") {
@@ -36,16 +39,25 @@ func (c *Cluster) AccessLogEntries(t testing.TB, namespace, farm string, n int, 
 			if err := json.Unmarshal([]byte(line), &entry); err != nil {
 				return fmt.Errorf("the access log line is not JSON (%v): %s", err, line)
 			}
-			if !match(entry) {
-				continue
-			}
-			if found = append(found, entry); len(found) == n {
-				return nil
+			if match(entry) {
+				found = append(found, entry)
 			}
 		}
-		return fmt.Errorf("%d matching access log lines yet, want %d", len(found), n)
+		if len(found) < n {
+			return fmt.Errorf("%d matching access log lines yet, want %d", len(found), n)
+		}
+		slices.SortStableFunc(found, func(a, b map[string]any) int { return loggedAt(a).Compare(loggedAt(b)) })
+		found = found[:n]
+		return nil
 	})
 	return found
+}
+
+// loggedAt is when an entry's request started (zero if it does not say).
+func loggedAt(entry map[string]any) time.Time {
+	s, _ := entry["time"].(string)
+	at, _ := time.Parse(time.RFC3339Nano, s)
+	return at
 }
 
 // LoggedSince matches the access log lines of requests to path that started

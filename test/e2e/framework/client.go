@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -21,12 +22,23 @@ type Client struct {
 // waits until it runs.
 func (c *Cluster) ClientPod(t testing.TB, namespace string) *Client {
 	t.Helper()
-	cl := &Client{c: c, Namespace: namespace, Name: "client"}
+	return c.ClientPodLabelled(t, namespace, "client", map[string]string{"app.kubernetes.io/name": "webfarm-e2e-client"})
+}
+
+// ClientPodLabelled is ClientPod with the pod's name and labels given: a
+// neighbour that passes itself off as another pod by its labels.
+func (c *Cluster) ClientPodLabelled(t testing.TB, namespace, name string, labels map[string]string) *Client {
+	t.Helper()
+	cl := &Client{c: c, Namespace: namespace, Name: name}
+	labelsJSON, err := json.Marshal(labels)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c.Apply(t, namespace, fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:
   name: %s
-  labels: {app.kubernetes.io/name: webfarm-e2e-client}
+  labels: %s
 spec:
   terminationGracePeriodSeconds: 0
   securityContext:
@@ -45,7 +57,7 @@ spec:
       allowPrivilegeEscalation: false
       readOnlyRootFilesystem: true
       capabilities: {drop: [ALL]}
-`, cl.Name))
+`, cl.Name, labelsJSON))
 	c.Run(t, "wait", "-n", namespace, "--for=condition=Ready", "pod/"+cl.Name, "--timeout=90s")
 	return cl
 }

@@ -60,6 +60,10 @@ type Options struct {
 	// SignedRelease signs the published release and verifies its signatures
 	// and SBOMs before installing it, as a user's admission policy would.
 	SignedRelease bool
+	// NetworkPolicy: the cluster enforces NetworkPolicies (kube-router's
+	// network policy controller), so the chart's and the pools' policies
+	// hold as on a user's cluster.
+	NetworkPolicy bool
 }
 
 // Start brings the local cluster up (or reuses a running one), publishes a
@@ -69,7 +73,7 @@ type Options struct {
 // the Prometheus Operator that finds them. Call Stop whatever happens, also
 // after a failed Start.
 func Start(ctx context.Context, out io.Writer) (*Cluster, error) {
-	return StartWith(ctx, out, Options{Monitoring: true, SignedRelease: true})
+	return StartWith(ctx, out, Options{Monitoring: true, SignedRelease: true, NetworkPolicy: true})
 }
 
 // StartWith is Start with only what opts ask for beside the release (the
@@ -84,7 +88,7 @@ func StartWith(ctx context.Context, out io.Writer, opts Options) (*Cluster, erro
 
 	started := time.Now()
 	step("starting the local cluster")
-	if c.local, err = devcluster.StartLocal(ctx, root, out); err != nil {
+	if c.local, err = devcluster.StartLocalWith(ctx, root, out, devcluster.LocalOptions{NetworkPolicy: opts.NetworkPolicy}); err != nil {
 		return c, err
 	}
 	c.Kubectl = devcluster.NewKubectl(root, c.local.Kubeconfig())
@@ -114,6 +118,7 @@ func StartWith(ctx context.Context, out io.Writer, opts Options) (*Cluster, erro
 		return c, err
 	}
 	c.Release.Set = append(c.Release.Set, gatewayAPIValues()...)
+	c.Release.Set = append(c.Release.Set, controlPlaneValues()...)
 	if opts.Monitoring {
 		c.Release.Set = append(c.Release.Set, monitoringValues()...)
 	}
@@ -140,11 +145,23 @@ func StartWith(ctx context.Context, out io.Writer, opts Options) (*Cluster, erro
 // need it whatever the default becomes).
 func gatewayAPIValues() []string { return []string{"gatewayAPI.crds.enabled=true"} }
 
+// ControlCertificateLifetime is the farms' control identities' lifetime on
+// the suite's cluster: short, so that a test sees one renewed (at two thirds
+// of it) while it runs, and long enough for the kubelet, which refreshes a
+// Secret volume within about a minute, to deliver each renewal well before
+// the identity it replaces expires.
+const ControlCertificateLifetime = 6 * time.Minute
+
+func controlPlaneValues() []string {
+	return []string{"controlPlane.certificateLifetime=" + ControlCertificateLifetime.String()}
+}
+
 // Local is the local cluster the run works on.
 func (c *Cluster) Local() *devcluster.Local { return c.local }
 
 // Stop removes what Start created: the whole local cluster if Start started
-// it, else Prometheus and (if new) the chart's release. It runs on its own
+// it, else Prometheus, (if new) the chart's release and (if added) the
+// NetworkPolicy enforcement. It runs on its own
 // deadline so that it also works after an interrupt.
 func (c *Cluster) Stop() error {
 	if c == nil || c.local == nil {
@@ -177,6 +194,8 @@ func (c *Cluster) Stop() error {
 	if c.releaseIsNew {
 		errs = append(errs, c.Release.Uninstall(ctx, c.Root, c.Kubectl, c.out))
 	}
+	// Last, the NetworkPolicy enforcement, if the run added it.
+	errs = append(errs, c.local.Stop())
 	return errors.Join(errs...)
 }
 
