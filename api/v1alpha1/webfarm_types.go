@@ -110,6 +110,8 @@ type WebFarmSpec struct {
 }
 
 // Site is a web site: the host names it answers to and its routes.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.maxConnections) || (has(self.tls) && self.tls.plainHTTP != 'Serve')",message="maxConnections counts a site's HTTPS connections: it needs tls, with plainHTTP Redirect (a plain HTTP connection is shared by every site until a request names its host)"
 type Site struct {
 	// name identifies the site within the farm (a DNS label); it names the site's
 	// virtual host and metrics.
@@ -146,6 +148,18 @@ type Site struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1024
 	MaxBandwidthBytesPerSecond int64 `json:"maxBandwidthBytesPerSecond,omitempty"`
+
+	// maxConnections bounds the site's open HTTPS connections on each
+	// frontend replica (IIS MaxConnections): a connection past it is closed
+	// before its TLS handshake, so one site's flood of connections cannot
+	// take the others'. Unset means unbounded. It needs tls with plainHTTP
+	// Redirect: plain HTTP connections belong to no site until their first
+	// request.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	MaxConnections int32 `json:"maxConnections,omitempty"`
 
 	// tls serves the site over HTTPS with the certificate of a Secret; unset,
 	// the site is plain HTTP only.

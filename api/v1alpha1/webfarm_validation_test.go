@@ -106,6 +106,12 @@ var webFarmCases = []manifestCase{
 	refused("a site name with an uppercase letter is refused", inSite(`{name: Shop, hosts: [shop.example.com], routes: [{appPool: shop}]}`), `spec.sites[0].name: Invalid value: "Shop"`, "should match"),
 	refused("a site without routes is refused", inSite(`{routes: []}`), "spec.sites[0].routes", "should have at least 1 items"),
 	refused("a bandwidth limit below 1024 bytes per second is refused", inSite(`{maxBandwidthBytesPerSecond: 100}`), "spec.sites[0].maxBandwidthBytesPerSecond", "should be greater than or equal to 1024"),
+	// A site's connection bound (IIS MaxConnections).
+	accepted("a site served over HTTPS whose plain HTTP redirects may bound its connections", inSite(`{tls: {secretName: www-tls}, maxConnections: 5000}`)),
+	refused("a connection bound on a plain HTTP site is refused", inSite(`{maxConnections: 5000}`), "spec.sites[0]", "maxConnections counts a site's HTTPS connections"),
+	refused("a connection bound on a site that serves plain HTTP too is refused", inSite(`{tls: {secretName: www-tls, plainHTTP: Serve}, maxConnections: 5000}`), "spec.sites[0]", "it needs tls, with plainHTTP Redirect"),
+	refused("a connection bound of 0 is refused", inSite(`{tls: {secretName: www-tls}, maxConnections: 0}`), "spec.sites[0].maxConnections", "should be greater than or equal to 1"),
+	refused("a connection bound over a million is refused", inSite(`{tls: {secretName: www-tls}, maxConnections: 1000001}`), "spec.sites[0].maxConnections", "should be less than or equal to 1000000"),
 	// Path prefixes and routes.
 	refused("a path prefix without a leading slash is refused", inSite(`{routes: [{pathPrefix: shop, appPool: shop}]}`), `spec.sites[0].routes[0].pathPrefix: Invalid value: "shop"`, "should match"),
 	refused("a path prefix with a '..' segment is refused", inSite(`{routes: [{pathPrefix: /shop/../admin, appPool: shop}]}`), `spec.sites[0].routes[0].pathPrefix: Invalid value: "/shop/../admin"`, "should match"),

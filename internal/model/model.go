@@ -177,6 +177,9 @@ type Site struct {
 	Routes []Route
 	// MaxBandwidthBytesPerSecond is 0 when unlimited.
 	MaxBandwidthBytesPerSecond int64
+	// MaxConnections bounds the site's HTTPS connections per replica (0:
+	// unbounded); each of its filter chains counts its own.
+	MaxConnections uint32
 	// TLS is nil for a plain HTTP site.
 	TLS *SiteTLS
 }

@@ -93,6 +93,7 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 		slices.Sort(site.Hosts)
 		site.MaxBandwidthBytesPerSecond = s.MaxBandwidthBytesPerSecond
 		site.TLS = resolveSiteTLS(s, &errs)
+		site.MaxConnections = resolveMaxConnections(s, site.TLS, &errs)
 		for _, r := range s.Routes {
 			route := Route{
 				// The schema admits a trailing "/" ("/api/"); prefixes match
@@ -156,6 +157,22 @@ func resolveSiteTLS(s v1.Site, errs *errList) *SiteTLS {
 		HSTSMaxAge:        time.Duration(t.HSTS.MaxAgeSeconds) * time.Second,
 		IncludeSubDomains: deref(t.HSTS.IncludeSubDomains, false),
 	}
+}
+
+// resolveMaxConnections is the site's HTTPS connection bound, which only a
+// site whose plain HTTP just redirects can have (the schema says so too).
+func resolveMaxConnections(s v1.Site, t *SiteTLS, errs *errList) uint32 {
+	switch n := s.MaxConnections; {
+	case n == 0:
+		return 0
+	case n < 0 || n > 1000000:
+		errs.add(fmt.Sprintf("site %q: maxConnections %d: between 1 and 1000000", s.Name, n))
+	case t == nil || t.ServePlainHTTP:
+		errs.add(fmt.Sprintf("site %q: maxConnections counts HTTPS connections: it needs tls with plainHTTP Redirect", s.Name))
+	default:
+		return uint32(n)
+	}
+	return 0
 }
 
 var secretName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)

@@ -1031,6 +1031,21 @@ func hostileCases() []hostileCase {
 			refused:   []string{invalid("spec.sites[0].maxBandwidthBytesPerSecond", 1023), "should be greater than or equal to 1024"},
 		},
 		{
+			name:      "a connection bound on a plain HTTP site is refused",
+			manifests: []string{farm(`{sites: [{name: www, hosts: [www.example.com], maxConnections: 10, routes: [{appPool: web}]}]}`)},
+			refused:   []string{"spec.sites[0]: Invalid value", "maxConnections counts a site's HTTPS connections"},
+		},
+		{
+			name:      "a connection bound written as a string is refused",
+			manifests: []string{farm(`{sites: [{name: www, hosts: [www.example.com], maxConnections: "10; drop", tls: {secretName: www-tls}, routes: [{appPool: web}]}]}`)},
+			refused:   []string{"spec.sites[0].maxConnections: Invalid value", "must be of type integer"},
+		},
+		{
+			name:      "a negative connection bound is refused",
+			manifests: []string{farm(`{sites: [{name: www, hosts: [www.example.com], maxConnections: -1, tls: {secretName: www-tls}, routes: [{appPool: web}]}]}`)},
+			refused:   []string{invalid("spec.sites[0].maxConnections", -1), "should be greater than or equal to 1"},
+		},
+		{
 			name:      "compression written as a string is refused",
 			manifests: []string{farm(`{frontend: {compression: "gzip; brotli"}, sites: [{name: www, hosts: [www.example.com], routes: [{appPool: web}]}]}`)},
 			refused:   []string{"spec.frontend.compression: Invalid value", "must be of type boolean"},

@@ -6,9 +6,11 @@ import (
 
 	xdscorev3 "github.com/cncf/xds/go/xds/core/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	localratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/local_ratelimit/v3"
+	connectionlimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/connection_limit/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	redirectpolicyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/custom_response/redirect_policy/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
@@ -126,3 +128,29 @@ func resetLimited(l model.ClientLimits) []*hcmv3.HttpFilter {
 	}
 	return filters
 }
+
+// limitSiteConnections puts a connection limit before the connection
+// manager of a site's HTTPS chains (IIS MaxConnections): past the site's
+// bound a new connection is closed before its handshake. Envoy counts per
+// chain, so each of the site's chains (direct clients, trusted proxies, the
+// default site's clients without a server name) has the bound of its own;
+// its stat names the site.
+func limitSiteConnections(chains []*listenerv3.FilterChain, site string, bound uint32) {
+	if bound == 0 {
+		return
+	}
+	limit := &listenerv3.Filter{
+		Name: "envoy.filters.network.connection_limit",
+		ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(&connectionlimitv3.ConnectionLimit{
+			StatPrefix:     SiteConnectionsStatPrefix(site),
+			MaxConnections: wrapperspb.UInt64(uint64(bound)),
+		})},
+	}
+	for _, c := range chains {
+		c.Filters = append([]*listenerv3.Filter{limit}, c.Filters...)
+	}
+}
+
+// SiteConnectionsStatPrefix names a site's connection limit in Envoy's
+// stats (envoy_connection_limit_limited_connections{envoy_connection_limit_prefix}).
+func SiteConnectionsStatPrefix(site string) string { return "site_" + site }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	connectionlimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/connection_limit/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
@@ -32,50 +34,51 @@ func FuzzFrontendSecurity(f *testing.F) {
 	// default TLS site, TLS minimum version, SameSite (empty: no cookie
 	// affinity), a second plain site, trusted hops, trusted networks
 	// (comma-separated; empty: none), PROXY protocol, access log on, sample
-	// percent, WebSocket idle timeout, the site's bandwidth, compression.
+	// percent, WebSocket idle timeout, the site's bandwidth, compression,
+	// the site's connection bound.
 	f.Add("www.example.com", "www-tls", "", int32(0), false, "", "", "", false,
-		int32(0), "", false, true, int32(0), "", int64(0), false)
+		int32(0), "", false, true, int32(0), "", int64(0), false, int32(0))
 	f.Add("*.example.com", "www.example.com-tls", "Serve", int32(63072000), true, "www", "1.3", "Lax", true,
-		int32(10), "", true, true, int32(1), "1h", int64(1024), true)
+		int32(10), "", true, true, int32(1), "1h", int64(1024), true, int32(0))
 	f.Add("*.0", "a", "Redirect", int32(1), false, "", "1.2", "None", false,
-		int32(0), "10.1.2.3/8,10.0.0.0/8,2001:db8::1/32,fd00::1/128", true, false, int32(100), "1s", int64(9223372036854775807), false)
+		int32(0), "10.1.2.3/8,10.0.0.0/8,2001:db8::1/32,fd00::1/128", true, false, int32(100), "1s", int64(9223372036854775807), false, int32(0))
 	f.Add("127.0.0.1", strings.Repeat("a", 253), "", int32(31536000), true, "", "", "Strict", true,
-		int32(1), "", false, true, int32(50), "1000ms", int64(2047), true)
+		int32(1), "", false, true, int32(50), "1000ms", int64(2047), true, int32(0))
 	// The hostile values, one field at a time.
 	for _, name := range []string{"kube-system/www-tls", "www-tls\n" + `"},{"name":"envoy.filters.http.lua"}`, "www-tls\nitems: [{key: token}]",
 		"WWW-TLS", strings.Repeat("a", 254), "", "\xff", "a..b", "-a", "a-"} {
-		f.Add("www.example.com", name, "", int32(0), false, "", "", "", false, int32(0), "", false, true, int32(0), "", int64(0), false)
+		f.Add("www.example.com", name, "", int32(0), false, "", "", "", false, int32(0), "", false, true, int32(0), "", int64(0), false, int32(0))
 	}
 	for _, age := range []int32{-1, 0, 63072001, 2147483647, -2147483648} {
-		f.Add("www.example.com", "www-tls", "Redirect", age, true, "", "", "", false, int32(0), "", false, true, int32(0), "", int64(0), false)
+		f.Add("www.example.com", "www-tls", "Redirect", age, true, "", "", "", false, int32(0), "", false, true, int32(0), "", int64(0), false, int32(0))
 	}
 	for _, enum := range []string{"redirect", "Serve\n", "Drop", "1.1", "1.0", "none", "Lax; Domain=evil.example"} {
-		f.Add("www.example.com", "www-tls", enum, int32(0), false, enum, enum, enum, false, int32(0), "", false, true, int32(0), "", int64(0), false)
+		f.Add("www.example.com", "www-tls", enum, int32(0), false, enum, enum, enum, false, int32(0), "", false, true, int32(0), "", int64(0), false, int32(0))
 	}
 	for _, hops := range []int32{0, 11, -1, 2147483647, -2147483648} {
-		f.Add("www.example.com", "", "", int32(0), false, "", "", "", false, hops, "", true, true, int32(0), "", int64(0), false)
+		f.Add("www.example.com", "", "", int32(0), false, "", "", "", false, hops, "", true, true, int32(0), "", int64(0), false, int32(0))
 	}
 	for _, nets := range []string{"10.0.0.1", "10.0.0.0/8\n}", "10.0.0.0/8\n" + `"},{"name":"envoy.filters.http.lua"}`, "10.0.0.0/33",
 		"0.0.0.0/0", "::/0", "::ffff:10.0.0.0/104", "fe80::1%eth0/64", "10.0.0.0/8,10.0.0.0/8", "2001:DB8::/32,2001:db8::/32",
 		strings.Repeat("10.0.0.0/8,", 32) + "10.0.0.0/8", ","} {
-		f.Add("www.example.com", "www-tls", "", int32(0), false, "", "", "", false, int32(0), nets, true, true, int32(0), "", int64(0), false)
-		f.Add("www.example.com", "", "", int32(0), false, "", "", "", false, int32(1), nets, false, true, int32(0), "", int64(0), false)
+		f.Add("www.example.com", "www-tls", "", int32(0), false, "", "", "", false, int32(0), nets, true, true, int32(0), "", int64(0), false, int32(0))
+		f.Add("www.example.com", "", "", int32(0), false, "", "", "", false, int32(1), nets, false, true, int32(0), "", int64(0), false, int32(0))
 	}
 	for _, pct := range []int32{0, 101, -1, 1, 100, 2147483647} {
-		f.Add("www.example.com", "", "", int32(0), false, "", "", "", false, int32(0), "", false, true, pct, "", int64(0), false)
+		f.Add("www.example.com", "", "", int32(0), false, "", "", "", false, int32(0), "", false, true, pct, "", int64(0), false, int32(0))
 	}
 	for _, d := range []string{"0s", "-5m", "1h1ms", "999999h59m59s999ms", "300", "1000000us", "5m\n}", "2562047h47m16.854775807s", "1ns"} {
-		f.Add("www.example.com", "www-tls", "", int32(0), false, "", "", "", false, int32(0), "", false, true, int32(0), d, int64(0), false)
+		f.Add("www.example.com", "www-tls", "", int32(0), false, "", "", "", false, int32(0), "", false, true, int32(0), d, int64(0), false, int32(0))
 	}
 	for _, bw := range []int64{-1, 1023, 1024, 9223372036854775807, -9223372036854775808} {
-		f.Add("www.example.com", "www-tls", "Serve", int32(0), false, "", "", "", false, int32(0), "", false, true, int32(0), "", bw, true)
+		f.Add("www.example.com", "www-tls", "Serve", int32(0), false, "", "", "", false, int32(0), "", false, true, int32(0), "", bw, true, int32(0))
 	}
 
 	f.Fuzz(func(t *testing.T, host, secretName, plainHTTP string, hstsMaxAge int32, includeSubDomains bool,
 		defaultSite, minVersion, sameSite string, plainSite bool, trustedHops int32, trustedNetworks string,
-		proxyProtocol, logEnabled bool, samplePercent int32, webSocketIdle string, bandwidth int64, compression bool) {
+		proxyProtocol, logEnabled bool, samplePercent int32, webSocketIdle string, bandwidth int64, compression bool, maxConnections int32) {
 		wf := &v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Name: "farm", Namespace: "web"}}
-		www := v1.Site{Name: "www", Hosts: []v1.Hostname{v1.Hostname(host)}, MaxBandwidthBytesPerSecond: bandwidth,
+		www := v1.Site{Name: "www", Hosts: []v1.Hostname{v1.Hostname(host)}, MaxBandwidthBytesPerSecond: bandwidth, MaxConnections: maxConnections,
 			Routes: []v1.Route{{AppPool: "web"}},
 			TLS:    v1.SiteTLS{SecretName: v1.SecretName(secretName), PlainHTTP: v1.PlainHTTP(plainHTTP)}}
 		if hstsMaxAge != 0 {
@@ -122,6 +125,20 @@ func FuzzFrontendSecurity(f *testing.F) {
 	})
 }
 
+// chainConnectionBound is the connection limit before a chain's connection
+// manager (0: none).
+func chainConnectionBound(t *testing.T, c *listenerv3.FilterChain) uint32 {
+	t.Helper()
+	if len(c.Filters) < 2 {
+		return 0
+	}
+	var limit connectionlimitv3.ConnectionLimit
+	if err := c.Filters[0].GetTypedConfig().UnmarshalTo(&limit); err != nil {
+		t.Fatalf("HTTPS filter chain %s: %v", c.Name, err)
+	}
+	return uint32(limit.GetMaxConnections().GetValue())
+}
+
 // hstsValue is the form of every Strict-Transport-Security header.
 var hstsValue = regexp.MustCompile(`^max-age=[1-9][0-9]{0,7}(; includeSubDomains)?$`)
 
@@ -130,9 +147,9 @@ var hstsValue = regexp.MustCompile(`^max-age=[1-9][0-9]{0,7}(; includeSubDomains
 // header is well formed.
 func checkTLSChains(t *testing.T, f model.Farm, r Routing) {
 	t.Helper()
-	hosts := map[string][]string{}
+	hosts, bounds := map[string][]string{}, map[string]uint32{}
 	for _, s := range f.TLSSites() {
-		hosts[s.Name] = s.Hosts
+		hosts[s.Name], bounds[s.Name] = s.Hosts, s.MaxConnections
 	}
 	seen := map[string]bool{}
 	for _, l := range r.Listeners {
@@ -143,6 +160,9 @@ func checkTLSChains(t *testing.T, f model.Farm, r Routing) {
 			kind, rest, _ := strings.Cut(c.Name, "/")
 			site, _, _ := strings.Cut(rest, "/")
 			got := c.GetFilterChainMatch().GetServerNames()
+			if bound := chainConnectionBound(t, c); bound != bounds[site] {
+				t.Fatalf("HTTPS filter chain %s bounds its connections at %d, want %d", c.Name, bound, bounds[site])
+			}
 			switch {
 			case kind == "site" && slices.Equal(got, hosts[site]) && got != nil:
 				seen[site] = true
@@ -177,12 +197,18 @@ func apiAdmitsFrontend(wf *v1.WebFarm) bool {
 	for _, site := range s.Sites {
 		t := site.TLS
 		if t == (v1.SiteTLS{}) {
+			if site.MaxConnections != 0 {
+				return false
+			}
 			allRedirect = false
 			continue
 		}
 		if len(t.SecretName) < 1 || len(t.SecretName) > 253 || !secretName.MatchString(string(t.SecretName)) ||
 			!slices.Contains([]v1.PlainHTTP{"", v1.PlainHTTPRedirect, v1.PlainHTTPServe}, t.PlainHTTP) ||
 			t.HSTS != (v1.HSTS{}) && (t.HSTS.MaxAgeSeconds < 1 || t.HSTS.MaxAgeSeconds > 63072000) {
+			return false
+		}
+		if site.MaxConnections != 0 && (site.MaxConnections < 1 || site.MaxConnections > 1000000 || t.PlainHTTP == v1.PlainHTTPServe) {
 			return false
 		}
 		tlsSite[site.Name] = true

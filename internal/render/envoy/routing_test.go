@@ -162,12 +162,13 @@ func TestFarmRouting(t *testing.T) {
 				images.App = &model.App{Image: "registry.example/thumbnails:1", Port: 9000, Protocol: model.AppGRPC}
 				pools["images"] = images
 			}},
-		{"sites with TLS get an HTTPS listener with a chain per site chosen by SNI, a default chain, redirects or plain service, HSTS and Secure cookies", "routing-tls.json",
+		{"sites with TLS get an HTTPS listener with a chain per site chosen by SNI, a default chain, redirects or plain service, HSTS, Secure cookies and a site's connection bound on each of its chains", "routing-tls.json",
 			withAffinity(model.Affinity{Type: model.AffinityCookie, CookieName: "CONTOSO_AFFINITY", CookieSameSite: "Strict"}), contosoBackends(), "", "",
 			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
 				f.Frontend.HTTPSPort, f.Frontend.TLSMinVersion, f.Frontend.DefaultTLSSite = 8443, "1.2", f.Sites[1].Name
 				f.Frontend.ClientAddress = model.ClientAddress{ProxyProtocol: true, TrustedNetworks: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}
 				f.Sites[0].TLS = &model.SiteTLS{SecretName: "first-tls", HSTSMaxAge: 365 * 24 * time.Hour, IncludeSubDomains: true}
+				f.Sites[0].MaxConnections = 500
 				f.Sites[1].TLS = &model.SiteTLS{SecretName: "second-tls", ServePlainHTTP: true}
 			}},
 		{"a Gateway's routes match exact paths, prefixes kept on the path, headers, query parameters and methods, go to a pool, Services by weight or a 500, redirect (on the listener's port unless told otherwise), rewrite, change headers and bound their time", "routing-gateway.json", contoso(), contosoBackends(), "", "",

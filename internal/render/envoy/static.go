@@ -62,10 +62,11 @@ func StaticBootstrap(f model.Farm, r Routing) (*bootstrapv3.Bootstrap, error) {
 }
 
 // EditHCM changes the HTTP connection manager of each of a listener's filter
-// chains in place.
+// chains in place (the last filter of each: a site's connection limit may
+// come before it).
 func EditHCM(l *listenerv3.Listener, edit func(*hcmv3.HttpConnectionManager)) error {
 	for _, chain := range l.FilterChains {
-		filter := chain.Filters[0]
+		filter := chain.Filters[len(chain.Filters)-1]
 		var hcm hcmv3.HttpConnectionManager
 		if err := filter.GetTypedConfig().UnmarshalTo(&hcm); err != nil {
 			return fmt.Errorf("listener %s: %w", l.Name, err)

@@ -142,16 +142,18 @@ func httpsListener(f model.Farm, hcm *hcmv3.HttpConnectionManager) *listenerv3.L
 		if s.TLS.SecretName == "" {
 			continue // a Gateway route's: its listener's certificate serves it
 		}
-		l.FilterChains = append(l.FilterChains, certificateChains(f, "site/"+s.Name, s.Name, hcm, s.Hosts)...)
+		chains := certificateChains(f, "site/"+s.Name, s.Name, hcm, s.Hosts)
 		for _, h := range s.Hosts {
 			taken[h] = true
 		}
 		if s.Name == f.Frontend.DefaultTLSSite {
 			// No server names: any client no other chain matches, one
 			// without SNI included.
-			l.FilterChains = append(l.FilterChains, certificateChains(f, "default/"+s.Name, s.Name, hcm, nil)...)
+			chains = append(chains, certificateChains(f, "default/"+s.Name, s.Name, hcm, nil)...)
 			hasDefault = true
 		}
+		limitSiteConnections(chains, s.Name, s.MaxConnections)
+		l.FilterChains = append(l.FilterChains, chains...)
 	}
 	for _, gl := range f.GatewayListeners {
 		cert := model.GatewayCertificateName(gl.SecretName)
