@@ -24,36 +24,7 @@ func providerFarm(class, infra, volume, content string, tenants ...string) strin
 	for _, ns := range tenants {
 		from = append(from, fmt.Sprintf("  - {group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: %s}", ns))
 	}
-	return fmt.Sprintf(`apiVersion: v1
-kind: PersistentVolume
-metadata: {name: %[1]s}
-spec:
-  capacity: {storage: 1Mi}
-  accessModes: [ReadOnlyMany]
-  persistentVolumeReclaimPolicy: Retain
-  storageClassName: ""
-  claimRef: {namespace: %[2]s, name: tenants}
-  hostPath: {path: %[3]s, type: Directory}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: tenants}
-spec:
-  accessModes: [ReadOnlyMany]
-  storageClassName: ""
-  volumeName: %[1]s
-  resources: {requests: {storage: 1Mi}}
----
-apiVersion: webfarm.dev/v1alpha1
-kind: AppPool
-metadata: {name: shared}
-spec:
-  content: {persistentVolumeClaim: {claimName: tenants}}
-  replicas: 1
-  cpu: 100m
-  memory: 64Mi
----
-apiVersion: webfarm.dev/v1alpha1
+	return hostPathPool("shared", "tenants", volume, infra, content) + fmt.Sprintf(`apiVersion: webfarm.dev/v1alpha1
 kind: WebFarm
 metadata: {name: hosting}
 spec:
@@ -67,7 +38,7 @@ apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: public}
 spec:
-  gatewayClassName: %[4]s
+  gatewayClassName: %[2]s
   infrastructure:
     parametersRef: {group: webfarm.dev, kind: WebFarm, name: hosting}
   listeners:
@@ -77,16 +48,16 @@ spec:
     allowedRoutes:
       namespaces:
         from: Selector
-        selector: {matchLabels: {hosting: %[2]s}}
+        selector: {matchLabels: {hosting: %[1]s}}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: ReferenceGrant
 metadata: {name: tenants-use-shared-pools}
 spec:
   from:
-%[5]s
+%[3]s
   to: [{group: webfarm.dev, kind: AppPool}]
-`, volume, infra, content, class, strings.Join(from, "\n"))
+`, infra, class, strings.Join(from, "\n"))
 }
 
 // tenantMediaTypes are files every tenant's site holds, and the

@@ -129,6 +129,43 @@ func runsTheConfigurationServed(t *testing.T, ns, farm, previous string) string 
 	return version
 }
 
+// hostPathPool is AppPool pool of namespace ns, one worker whose content is
+// path, a folder of this host that the node mounts (the local cluster runs
+// on this host): through claim, bound to PersistentVolume volume (volumes
+// are cluster-wide, so its name must be the test's own).
+func hostPathPool(pool, claim, volume, ns, path string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolume
+metadata: {name: %[1]s}
+spec:
+  capacity: {storage: 1Mi}
+  accessModes: [ReadOnlyMany]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: ""
+  claimRef: {namespace: %[2]s, name: %[4]s}
+  hostPath: {path: %[3]s, type: Directory}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: %[4]s}
+spec:
+  accessModes: [ReadOnlyMany]
+  storageClassName: ""
+  volumeName: %[1]s
+  resources: {requests: {storage: 1Mi}}
+---
+apiVersion: webfarm.dev/v1alpha1
+kind: AppPool
+metadata: {name: %[5]s}
+spec:
+  content: {persistentVolumeClaim: {claimName: %[4]s}}
+  replicas: 1
+  cpu: 100m
+  memory: 64Mi
+---
+`, volume, ns, path, claim, pool)
+}
+
 // Fifty sites share one pool, each serving its own folder of the pool's
 // content with its own 404 page; a site added to the farm is served
 // without a change to the pool's workers: the same pods, no restart, the
@@ -142,36 +179,7 @@ func TestSitesShareAPoolAndASiteAddedRestartsNoWorker(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = cluster.Kubectl.Run(context.Background(), "delete", "persistentvolume", volume, "--ignore-not-found", "--wait=false")
 	})
-	cluster.Apply(t, ns, fmt.Sprintf(`apiVersion: v1
-kind: PersistentVolume
-metadata: {name: %[1]s}
-spec:
-  capacity: {storage: 1Mi}
-  accessModes: [ReadOnlyMany]
-  persistentVolumeReclaimPolicy: Retain
-  storageClassName: ""
-  claimRef: {namespace: %[2]s, name: sites}
-  hostPath: {path: %[3]s, type: Directory}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: sites}
-spec:
-  accessModes: [ReadOnlyMany]
-  storageClassName: ""
-  volumeName: %[1]s
-  resources: {requests: {storage: 1Mi}}
----
-apiVersion: webfarm.dev/v1alpha1
-kind: AppPool
-metadata: {name: sites}
-spec:
-  content: {persistentVolumeClaim: {claimName: sites}}
-  replicas: 1
-  cpu: 100m
-  memory: 64Mi
----
-%[4]s`, volume, ns, content, hostingFarm(hostingSites)))
+	cluster.Apply(t, ns, hostPathPool("sites", "sites", volume, ns, content)+hostingFarm(hostingSites))
 	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/hosting", "apppool/sites")
 	front := cluster.ServiceURL(t, ns, "hosting-frontend")
 	for i := 1; i <= hostingSites; i++ {
