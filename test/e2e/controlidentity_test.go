@@ -24,22 +24,11 @@ import (
 )
 
 // guardedFarm serves guarded.example from pool web, and /sleepy from pool
-// sleepy, which goes idle after a minute and starts on demand.
-var guardedFarm = testAppPool("web", 1) + testAppPool("sleepy", 1, "idle: {timeout: 1m}") + `apiVersion: webfarm.dev/v1alpha1
-kind: WebFarm
-metadata: {name: guarded}
-spec:
-  sites:
-  - name: main
-    hosts: [guarded.example]
-    routes:
-    - {pathPrefix: /sleepy, appPool: sleepy}
-    - {pathPrefix: /, appPool: web}
-  frontend:
-    replicas: 1
-    # 200 new connections a second, as in TestCertManager.
-    cpu: 300m
-`
+// sleepy, which goes idle after a minute and starts on demand; its
+// frontend has the CPU for 200 new connections a second, as in
+// TestCertManager.
+var guardedFarm = testAppPool("web", 1) + testAppPool("sleepy", 1, "idle: {timeout: 1m}") +
+	pathFarm("guarded", "guarded.example", "300m", [2]string{"/sleepy", "sleepy"}, [2]string{"/", "web"})
 
 // The operator's control endpoints, as the suite's release names them.
 const (
