@@ -5,8 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -84,11 +82,6 @@ func defaultDocument(i int) string {
 // type), one more than the test starts with, for the site it adds.
 func tenantContent(t *testing.T, tenants []string) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "webfarm-e2e-tenants-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	files := map[string]string{"index.html": "shared pool\n"}
 	for _, ns := range tenants {
 		files[ns+"/index.html"] = ns + " folder\n"
@@ -101,25 +94,7 @@ func tenantContent(t *testing.T, tenants []string) string {
 			files[site+name] = siteName(i) + " " + name + "\n"
 		}
 	}
-	for name, text := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The workers' nginx runs as a user of its own: it reads every folder.
-	if err := filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
-		if err == nil && info.IsDir() {
-			err = os.Chmod(path, 0o755)
-		}
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return hostFolder(t, "webfarm-e2e-tenants-", files)
 }
 
 // tenantSite is a tenant's site i: its SiteContent (its folder, its

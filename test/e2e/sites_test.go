@@ -24,28 +24,34 @@ const hostingSites = 50
 // volume, bound to the test's claim alone, stands in for a storage class.
 func hostingContent(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "webfarm-e2e-sites-")
+	// The workers' health check asks for "/": the content root's index.
+	files := map[string]string{"index.html": "the pool's root\n"}
+	for i := 1; i <= hostingSites+1; i++ {
+		site := "sites/" + siteName(i) + "/"
+		files[site+"index.html"] = siteName(i) + " home\n"
+		files[site+"errors/404.html"] = siteName(i) + " has no such page\n"
+	}
+	return hostFolder(t, "webfarm-e2e-sites-", files)
+}
+
+// hostFolder writes files (by slash-separated path) into a new folder of
+// this host, named after pattern and removed after the test, and returns
+// it. The workers' nginx runs as a user of its own: every folder is open to
+// it.
+func hostFolder(t *testing.T, pattern string, files map[string]string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", pattern)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	// The workers' nginx runs as a user of its own: it reads the folder.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// The workers' health check asks for "/": the content root's index.
-	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte("the pool's root\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; i <= hostingSites+1; i++ {
-		site := filepath.Join(dir, "sites", siteName(i))
-		if err := os.MkdirAll(filepath.Join(site, "errors"), 0o755); err != nil {
+	for name, text := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		for name, text := range map[string]string{"index.html": siteName(i) + " home\n", "errors/404.html": siteName(i) + " has no such page\n"} {
-			if err := os.WriteFile(filepath.Join(site, name), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if err := filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
