@@ -53,7 +53,7 @@ spec:
 // for host; serial tells it from the next.
 func tlsSecret(t *testing.T, ca *testutil.CA, ns, name, host string) (*corev1.Secret, int64) {
 	t.Helper()
-	certPEM, keyPEM, serial := ca.Issue(t, host)
+	certPEM, keyPEM, serial := ca.MustIssue(t, host)
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Type:       corev1.SecretTypeTLS,
@@ -69,7 +69,7 @@ func TestHTTPS(t *testing.T) {
 	ns := cluster.Namespace(t)
 	kube := cluster.Client(t)
 	ctx := context.Background()
-	ca := testutil.NewCA(t, "e2e CA", 24*time.Hour)
+	ca := testutil.MustCA(t, "e2e CA", 24*time.Hour)
 	shop, _ := tlsSecret(t, ca, ns, "shop-tls", "shop.example")
 	if err := kube.Create(ctx, shop); err != nil {
 		t.Fatal(err)

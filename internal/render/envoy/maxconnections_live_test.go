@@ -38,7 +38,7 @@ func openTLS(fe *localenvoy.Frontend, ca *testutil.CA, host string) (*tls.Conn, 
 // frees its place.
 func TestASitesConnectionBoundClosesItsExtraConnectionsAndNoOtherSites(t *testing.T) {
 	const bound = 3
-	ca := testutil.NewCA(t, "test CA", time.Hour)
+	ca := testutil.MustCA(t, "test CA", time.Hour)
 	wf := &v1.WebFarm{Spec: v1.WebFarmSpec{Sites: []v1.Site{
 		{Name: "shop", Hosts: []v1.Hostname{"shop.example"}, Routes: []v1.Route{{AppPool: "web"}},
 			TLS: v1.SiteTLS{SecretName: "shop-tls"}, MaxConnections: bound},
@@ -47,7 +47,7 @@ func TestASitesConnectionBoundClosesItsExtraConnectionsAndNoOtherSites(t *testin
 	}}}
 	fe := startTLSFrontend(t, wf, []int{appWorker(t, "app-1")}, func(dir string) {
 		for _, site := range []string{"shop", "blog"} {
-			c, k, _ := ca.Issue(t, site+".example")
+			c, k, _ := ca.MustIssue(t, site+".example")
 			writeSecretVolume(t, localenvoy.CertDir(dir, site), c, k)
 		}
 	})

@@ -135,7 +135,7 @@ func httpsClient(fe *localenvoy.Frontend, ca *testutil.CA, h2 bool) *http.Client
 }
 
 func TestHTTPSServesEachSiteWithItsOwnCertificate(t *testing.T) {
-	ca := testutil.NewCA(t, "test CA", time.Hour)
+	ca := testutil.MustCA(t, "test CA", time.Hour)
 	wf := &v1.WebFarm{Spec: v1.WebFarmSpec{
 		Sites: []v1.Site{
 			{Name: "shop", Hosts: []v1.Hostname{"shop.example", "*.shop.example"}, Routes: []v1.Route{{AppPool: "web"}},
@@ -154,7 +154,7 @@ func TestHTTPSServesEachSiteWithItsOwnCertificate(t *testing.T) {
 	serials := map[string]int64{}
 	fe := startTLSFrontend(t, wf, []int{echoWorker(t, "w1")}, func(dir string) {
 		for site, hosts := range map[string][]string{"shop": {"shop.example", "*.shop.example"}, "blog": {"blog.example"}} {
-			c, k, serial := ca.Issue(t, hosts...)
+			c, k, serial := ca.MustIssue(t, hosts...)
 			serials[site] = serial
 			writeSecretVolume(t, localenvoy.CertDir(dir, site), c, k)
 		}
@@ -306,13 +306,13 @@ func TestHTTPSServesEachSiteWithItsOwnCertificate(t *testing.T) {
 }
 
 func TestARenewedCertificateIsServedWithoutAFailedRequest(t *testing.T) {
-	ca := testutil.NewCA(t, "test CA", time.Hour)
+	ca := testutil.MustCA(t, "test CA", time.Hour)
 	wf := &v1.WebFarm{Spec: v1.WebFarmSpec{Sites: []v1.Site{{Name: "shop", Hosts: []v1.Hostname{"shop.example"},
 		Routes: []v1.Route{{AppPool: "web"}}, TLS: v1.SiteTLS{SecretName: "shop-tls"}}}}}
 	var dir string
 	fe := startTLSFrontend(t, wf, []int{echoWorker(t, "w1")}, func(d string) {
 		dir = d
-		c, k, _ := ca.Issue(t, "shop.example")
+		c, k, _ := ca.MustIssue(t, "shop.example")
 		writeSecretVolume(t, localenvoy.CertDir(d, "shop"), c, k)
 	})
 
@@ -345,7 +345,7 @@ func TestARenewedCertificateIsServedWithoutAFailedRequest(t *testing.T) {
 		}
 	}()
 
-	c, k, renewed := ca.Issue(t, "shop.example")
+	c, k, renewed := ca.MustIssue(t, "shop.example")
 	writeSecretVolume(t, localenvoy.CertDir(dir, "shop"), c, k)
 	testutil.Eventually(t, 10*time.Second, func() error {
 		st, err := handshake(fe, "shop.example", nil)
@@ -373,7 +373,7 @@ func TestARenewedCertificateIsServedWithoutAFailedRequest(t *testing.T) {
 // The kubelet's first write of a Secret volume renames "..data" before the
 // "tls.crt" and "tls.key" links exist: the frontend must not miss it.
 func TestACertificateWhoseSecretAppearsLaterIsServedWithoutARestart(t *testing.T) {
-	ca := testutil.NewCA(t, "test CA", time.Hour)
+	ca := testutil.MustCA(t, "test CA", time.Hour)
 	wf := &v1.WebFarm{Spec: v1.WebFarmSpec{Sites: []v1.Site{{Name: "shop", Hosts: []v1.Hostname{"shop.example"},
 		Routes: []v1.Route{{AppPool: "web"}}, TLS: v1.SiteTLS{SecretName: "shop-tls"}}}}}
 	var dir string
@@ -381,7 +381,7 @@ func TestACertificateWhoseSecretAppearsLaterIsServedWithoutARestart(t *testing.T
 	if _, err := handshake(fe, "shop.example", nil); err == nil {
 		t.Fatal("a handshake succeeded without a certificate")
 	}
-	c, k, serial := ca.Issue(t, "shop.example")
+	c, k, serial := ca.MustIssue(t, "shop.example")
 	writeSecretVolume(t, localenvoy.CertDir(dir, "shop"), c, k)
 	testutil.Eventually(t, 10*time.Second, func() error {
 		st, err := handshake(fe, "shop.example", nil)

@@ -26,7 +26,7 @@ func tlsVersionFrontend(t *testing.T, ca *testutil.CA, minVersion v1.TLSVersion)
 		Frontend: v1.Frontend{TLS: v1.FrontendTLS{MinVersion: minVersion}},
 	}}
 	return startTLSFrontend(t, wf, []int{appWorker(t, "app-1")}, func(dir string) {
-		c, k, _ := ca.Issue(t, "shop.example")
+		c, k, _ := ca.MustIssue(t, "shop.example")
 		writeSecretVolume(t, localenvoy.CertDir(dir, "shop"), c, k)
 	})
 }
@@ -46,7 +46,7 @@ func httpsGetAt(fe *localenvoy.Frontend, ca *testutil.CA, maxVersion uint16) (st
 }
 
 func TestATLSClientIsServedFromTheFarmsMinimumVersionOnAndRefusedBelowIt(t *testing.T) {
-	ca := testutil.NewCA(t, "test CA", time.Hour)
+	ca := testutil.MustCA(t, "test CA", time.Hour)
 	tests := []struct {
 		name       string
 		minVersion v1.TLSVersion
@@ -77,7 +77,7 @@ func TestATLSClientIsServedFromTheFarmsMinimumVersionOnAndRefusedBelowIt(t *test
 }
 
 func TestHTTPSAnswersNameNoWorkerPodAndNoServer(t *testing.T) {
-	ca := testutil.NewCA(t, "test CA", time.Hour)
+	ca := testutil.MustCA(t, "test CA", time.Hour)
 	fe := tlsVersionFrontend(t, ca, "1.2")
 	for _, h2 := range []bool{false, true} {
 		t.Run(fmt.Sprintf("over HTTP/%d", map[bool]int{false: 1, true: 2}[h2]), func(t *testing.T) {
