@@ -13,15 +13,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"webfarm.dev/operator/bench/internal/benchkit"
-	"webfarm.dev/operator/internal/devcluster"
 	"webfarm.dev/operator/internal/vocabulary"
 )
 
@@ -161,20 +157,12 @@ func parseFlags(args []string) (options, error) {
 		return o, errors.New("-rounds, -connections and -threads must be positive, -duration at least 1s")
 	}
 	o.wrk.Headers = []string{"Host: " + siteHost, vocabulary.PoolHeader + ": " + poolName}
-	o.hopCPU = -1
-	if *pin && runtime.NumCPU() >= 2 {
-		// On 2 shared cores, where the scheduler puts the busy processes
-		// changes throughput from one run to the next; fixed places make
-		// runs comparable, and give each hop (the proxy or the cache) one core.
-		o.hopCPU = runtime.NumCPU() - 1
-		o.cpus, o.hopCPUs = "0", strconv.Itoa(o.hopCPU)
-		o.wrk.CPUs = o.cpus
-	}
-	root, err := devcluster.RepoRoot()
+	o.cpus, o.hopCPUs, o.hopCPU = benchkit.Placement(*pin)
+	o.wrk.CPUs = o.cpus
+	bin, err := benchkit.BinDir()
 	if err != nil {
 		return o, err
 	}
-	bin := filepath.Join(root, "bin")
 	if o.hitPath {
 		if o.wrk.Bin, err = benchkit.Binary(o.wrk.Bin, "wrk", bin, "hack/install-tools.sh wrk"); err != nil {
 			return o, err

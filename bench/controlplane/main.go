@@ -26,7 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"webfarm.dev/operator/internal/devcluster"
+	"webfarm.dev/operator/bench/internal/benchkit"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/scheme"
 )
@@ -47,7 +47,7 @@ var platform = model.Platform{
 
 type options struct {
 	w                        workload
-	mgr                      managerFlags
+	mgr                      benchkit.ManagerFlags
 	clientQPS                float64
 	clientBurst              int
 	createWorkers            int
@@ -75,9 +75,7 @@ func run() int {
 	fs.IntVar(&o.w.farms, "farms", 40, "WebFarms (each with its own CachePolicy)")
 	fs.IntVar(&o.w.poolsPerFarm, "pools-per-farm", 50, "sites per farm, each routed to its own AppPool (max 500)")
 	fs.IntVar(&o.w.hostsPerSite, "hosts-per-site", 10, "host names per site (max 100)")
-	fs.Float64Var(&o.mgr.qps, "kube-api-qps", 1000, "the manager's --kube-api-qps; the baseline client gets the same")
-	fs.IntVar(&o.mgr.burst, "kube-api-burst", 2000, "the manager's --kube-api-burst; the baseline client gets the same")
-	fs.IntVar(&o.mgr.concurrency, "concurrency", 8, "the manager's --concurrency (reconciles in parallel per kind); the baseline's workers")
+	o.mgr.Register(fs, "the baseline client gets", "(reconciles in parallel per kind); the baseline's workers")
 	fs.Float64Var(&o.clientQPS, "client-qps", 1000, "QPS of the benchmark's own client (creating the custom resources, writing Deployment status)")
 	fs.IntVar(&o.clientBurst, "client-burst", 2000, "burst of the benchmark's own client")
 	fs.IntVar(&o.createWorkers, "create-workers", 8, "custom resources created in parallel")
@@ -105,17 +103,9 @@ func run() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	root, err := devcluster.RepoRoot()
-	if err != nil {
+	var err error
+	if o.root, o.managerPath, err = benchkit.ManagerBinary(o.managerPath); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	o.root = root
-	if o.managerPath == "" {
-		o.managerPath = filepath.Join(root, "bin", "manager")
-	}
-	if _, err := os.Stat(o.managerPath); err != nil {
-		fmt.Fprintf(os.Stderr, "%v (run: make build)\n", err)
 		return 2
 	}
 	if o.workDir == "" {
@@ -200,8 +190,8 @@ func runBaselinePhase(ctx context.Context, o options, rep *report) (err error) {
 	procs["benchmark"] = os.Getpid()
 	apiBefore, _ := scrapeAPIServer(ctx, cp.config, "")
 	cpuBefore := takeCPU(procs)
-	logf("baseline: applying %d child objects with %d workers, client qps %g burst %d", o.w.childCount(), o.mgr.concurrency, o.mgr.qps, o.mgr.burst)
-	res, err := runBaseline(ctx, cp.config, o.w, o.baselineNS, o.mgr.qps, o.mgr.burst, o.mgr.concurrency, platform)
+	logf("baseline: applying %d child objects with %d workers, client qps %g burst %d", o.w.childCount(), o.mgr.Concurrency, o.mgr.QPS, o.mgr.Burst)
+	res, err := runBaseline(ctx, cp.config, o.w, o.baselineNS, o.mgr.QPS, o.mgr.Burst, o.mgr.Concurrency, platform)
 	if err != nil {
 		return err
 	}
@@ -242,7 +232,7 @@ func runOperatorPhase(ctx context.Context, o options, rep *report) (err error) {
 		return err
 	}
 
-	logf("operator: starting %s (qps %g, burst %d, concurrency %d) against %s", o.managerPath, o.mgr.qps, o.mgr.burst, o.mgr.concurrency, cp.kubeconfig)
+	logf("operator: starting %s (qps %g, burst %d, concurrency %d) against %s", o.managerPath, o.mgr.QPS, o.mgr.Burst, o.mgr.Concurrency, cp.kubeconfig)
 	mgr, err := startManager(o.managerPath, cp.kubeconfig, filepath.Join(o.workDir, "operator", "manager.log"), o.mgr)
 	if err != nil {
 		return err

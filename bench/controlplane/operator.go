@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,14 +31,8 @@ type managerProcess struct {
 	metricsAddr string
 }
 
-type managerFlags struct {
-	qps         float64
-	burst       int
-	concurrency int
-}
-
 // startManager starts the manager against kubeconfig, its output going to logPath.
-func startManager(path, kubeconfig, logPath string, f managerFlags) (*managerProcess, error) {
+func startManager(path, kubeconfig, logPath string, f benchkit.ManagerFlags) (*managerProcess, error) {
 	metricsAddr, err := freeAddress()
 	if err != nil {
 		return nil, err
@@ -49,15 +42,12 @@ func startManager(path, kubeconfig, logPath string, f managerFlags) (*managerPro
 		return nil, err
 	}
 	m := &managerProcess{metricsAddr: metricsAddr}
-	m.Manager, err = benchkit.StartManager(path, logPath, probeAddr,
+	m.Manager, err = benchkit.StartManager(path, logPath, probeAddr, append([]string{
 		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", metricsAddr,
 		"--metrics-secure=false", // the benchmark scrapes it on loopback
 		"--health-probe-bind-address", probeAddr,
-		"--kube-api-qps", strconv.FormatFloat(f.qps, 'f', -1, 64),
-		"--kube-api-burst", strconv.Itoa(f.burst),
-		"--concurrency", strconv.Itoa(f.concurrency),
-	)
+	}, f.Args()...)...)
 	if err != nil {
 		return nil, err
 	}

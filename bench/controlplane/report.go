@@ -182,8 +182,8 @@ func (r *report) table() string {
 	p("| Machine | %s |", machine())
 	p("| Workload | %d WebFarms x %d sites x %d host names: %s AppPools, %s host names, %d CachePolicies (%s custom resources) |",
 		w.farms, w.poolsPerFarm, w.hostsPerSite, num(w.poolCount()), num(w.hostCount()), w.farms, num(w.poolCount()+2*w.farms))
-	p("| Operator | `bin/manager --kube-api-qps %g --kube-api-burst %d --concurrency %d` |", o.mgr.qps, o.mgr.burst, o.mgr.concurrency)
-	p("| Baseline | controller-runtime client, qps %g, burst %d, %d workers, server-side apply |", o.mgr.qps, o.mgr.burst, o.mgr.concurrency)
+	p("| Operator | `bin/manager --kube-api-qps %g --kube-api-burst %d --concurrency %d` |", o.mgr.QPS, o.mgr.Burst, o.mgr.Concurrency)
+	p("| Baseline | controller-runtime client, qps %g, burst %d, %d workers, server-side apply |", o.mgr.QPS, o.mgr.Burst, o.mgr.Concurrency)
 	if r.wall > 0 {
 		p("| Benchmark wall time | %s (both control planes, setup included) |", secs(r.wall))
 	}

@@ -13,14 +13,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"webfarm.dev/operator/bench/internal/benchkit"
-	"webfarm.dev/operator/internal/devcluster"
 )
 
 // Targets of the farm path against the baseline proxy.
@@ -140,13 +137,8 @@ func parseFlags(args []string) (options, error) {
 	o.h2load.Connections = o.Connections
 	o.Headers = []string{"Host: " + siteHost}
 	concurrencyDefault = o.proxyWorkers
-	if *pin && o.proxyWorkers == 1 && runtime.NumCPU() >= 2 {
-		// On 2 shared cores, where the scheduler puts three busy processes
-		// changes throughput by up to 2x from one run to the next; fixed
-		// places make runs comparable, and give each proxy hop one core.
-		o.CPUs, o.hopCPUs = "0", strconv.Itoa(runtime.NumCPU()-1)
-		o.h2load.CPUs = o.CPUs
-	}
+	o.CPUs, o.hopCPUs, _ = benchkit.Placement(*pin && o.proxyWorkers == 1)
+	o.h2load.CPUs = o.CPUs
 	var err error
 	if o.tuning, err = parseSettings(*tuning); err != nil {
 		return o, err
@@ -163,11 +155,10 @@ func parseFlags(args []string) (options, error) {
 	if len(o.steps) > 0 {
 		o.protocols = []protocol{protoHTTP} // the steps tune the clear-text farm
 	}
-	root, err := devcluster.RepoRoot()
+	bin, err := benchkit.BinDir()
 	if err != nil {
 		return o, err
 	}
-	bin := filepath.Join(root, "bin")
 	if o.Bin, err = benchkit.Binary(o.Bin, "wrk", bin, "hack/install-tools.sh wrk"); err != nil {
 		return o, err
 	}

@@ -30,7 +30,7 @@ func newCertificate() (*certificate, error) {
 	if err != nil {
 		return nil, err
 	}
-	certPEM, keyPEM, err := ca.Issue(siteHost)
+	certPEM, keyPEM, _, err := ca.Issue(siteHost)
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ func startCluster(dir string, o options) (*cluster, error) {
 		return nil, err
 	}
 	cl := &cluster{cp: cp, config: rest.CopyConfig(cp.Config), kubeconfig: filepath.Join(dir, "kubeconfig")}
-	cl.config.QPS, cl.config.Burst = float32(o.mgr.qps), o.mgr.burst
+	cl.config.QPS, cl.config.Burst = float32(o.mgr.QPS), o.mgr.Burst
 	doc, err := cp.KubeConfig()
 	if err == nil {
 		err = os.WriteFile(cl.kubeconfig, doc, 0o600)

@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"webfarm.dev/operator/bench/internal/benchkit"
-	"webfarm.dev/operator/internal/devcluster"
 )
 
 // Targets the report checks (issue 27). Missing one is reported, not a failure.
@@ -34,7 +33,7 @@ const (
 
 type options struct {
 	w                       workload
-	mgr                     managerFlags
+	mgr                     benchkit.ManagerFlags
 	createWorkers           int
 	changes                 int
 	loadConns, envoyWorkers int
@@ -51,9 +50,7 @@ func main() {
 	fs.IntVar(&o.w.routes, "routes", 20000, "HTTPRoutes, one host name each")
 	fs.IntVar(&o.w.namespaces, "namespaces", 200, "tenant namespaces the routes are spread over")
 	fs.IntVar(&o.w.pools, "pools", 10, "shared AppPools the routes are spread over")
-	fs.Float64Var(&o.mgr.qps, "kube-api-qps", 1000, "the manager's --kube-api-qps; the baseline client and the benchmark's own get the same")
-	fs.IntVar(&o.mgr.burst, "kube-api-burst", 2000, "the manager's --kube-api-burst; the baseline client and the benchmark's own get the same")
-	fs.IntVar(&o.mgr.concurrency, "concurrency", 8, "the manager's --concurrency")
+	o.mgr.Register(fs, "the baseline client and the benchmark's own get", "")
 	fs.IntVar(&o.createWorkers, "create-workers", 8, "routes created in parallel (the baseline's workers too)")
 	fs.IntVar(&o.changes, "changes", 50, "route changes timed one after another")
 	fs.IntVar(&o.loadConns, "load-connections", 16, "keep-alive connections of the requests/s measurement")
@@ -74,18 +71,12 @@ func run(o options) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	root, err := devcluster.RepoRoot()
+	root, managerPath, err := benchkit.ManagerBinary(o.managerPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	if o.managerPath == "" {
-		o.managerPath = filepath.Join(root, "bin", "manager")
-	}
-	if _, err := os.Stat(o.managerPath); err != nil {
-		fmt.Fprintf(os.Stderr, "%v (run: make build)\n", err)
-		return 2
-	}
+	o.managerPath = managerPath
 	if o.envoyPath, err = benchkit.Binary(o.envoyPath, "envoy", filepath.Join(root, "bin"), "hack/install-tools.sh envoy"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

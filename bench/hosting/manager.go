@@ -19,16 +19,10 @@ type manager struct {
 	metricsAddr, xdsAddr string
 }
 
-type managerFlags struct {
-	qps         float64
-	burst       int
-	concurrency int
-}
-
 // startManager runs the manager against kubeconfig with its xDS server on
 // loopback, where the benchmark's Envoy connects. It reads no Envoy
 // statistics and has no activator: neither is part of routing.
-func startManager(path, kubeconfig, logPath string, f managerFlags) (*manager, error) {
+func startManager(path, kubeconfig, logPath string, f benchkit.ManagerFlags) (*manager, error) {
 	ports, err := benchkit.FreePorts(4)
 	if err != nil {
 		return nil, err
@@ -36,7 +30,7 @@ func startManager(path, kubeconfig, logPath string, f managerFlags) (*manager, e
 	addr := func(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
 	m := &manager{metricsAddr: addr(ports[0]), xdsAddr: addr(ports[2])}
 	probeAddr := addr(ports[1])
-	m.Manager, err = benchkit.StartManager(path, logPath, probeAddr,
+	m.Manager, err = benchkit.StartManager(path, logPath, probeAddr, append([]string{
 		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", m.metricsAddr,
 		"--metrics-secure=false",
@@ -46,10 +40,7 @@ func startManager(path, kubeconfig, logPath string, f managerFlags) (*manager, e
 		"--activator-bind-address", addr(ports[3]),
 		"--activator-port", "0",
 		"--frontend-stats-interval", "0",
-		"--kube-api-qps", strconv.FormatFloat(f.qps, 'f', -1, 64),
-		"--kube-api-burst", strconv.Itoa(f.burst),
-		"--concurrency", strconv.Itoa(f.concurrency),
-	)
+	}, f.Args()...)...)
 	if err != nil {
 		return nil, err
 	}

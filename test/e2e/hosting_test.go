@@ -5,8 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,36 +22,7 @@ func providerFarm(class, infra, volume, content string, tenants ...string) strin
 	for _, ns := range tenants {
 		from = append(from, fmt.Sprintf("  - {group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: %s}", ns))
 	}
-	return fmt.Sprintf(`apiVersion: v1
-kind: PersistentVolume
-metadata: {name: %[1]s}
-spec:
-  capacity: {storage: 1Mi}
-  accessModes: [ReadOnlyMany]
-  persistentVolumeReclaimPolicy: Retain
-  storageClassName: ""
-  claimRef: {namespace: %[2]s, name: tenants}
-  hostPath: {path: %[3]s, type: Directory}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: tenants}
-spec:
-  accessModes: [ReadOnlyMany]
-  storageClassName: ""
-  volumeName: %[1]s
-  resources: {requests: {storage: 1Mi}}
----
-apiVersion: webfarm.dev/v1alpha1
-kind: AppPool
-metadata: {name: shared}
-spec:
-  content: {persistentVolumeClaim: {claimName: tenants}}
-  replicas: 1
-  cpu: 100m
-  memory: 64Mi
----
-apiVersion: webfarm.dev/v1alpha1
+	return hostPathPool("shared", "tenants", volume, infra, content) + fmt.Sprintf(`apiVersion: webfarm.dev/v1alpha1
 kind: WebFarm
 metadata: {name: hosting}
 spec:
@@ -67,7 +36,7 @@ apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: public}
 spec:
-  gatewayClassName: %[4]s
+  gatewayClassName: %[2]s
   infrastructure:
     parametersRef: {group: webfarm.dev, kind: WebFarm, name: hosting}
   listeners:
@@ -77,16 +46,16 @@ spec:
     allowedRoutes:
       namespaces:
         from: Selector
-        selector: {matchLabels: {hosting: %[2]s}}
+        selector: {matchLabels: {hosting: %[1]s}}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: ReferenceGrant
 metadata: {name: tenants-use-shared-pools}
 spec:
   from:
-%[5]s
+%[3]s
   to: [{group: webfarm.dev, kind: AppPool}]
-`, volume, infra, content, class, strings.Join(from, "\n"))
+`, infra, class, strings.Join(from, "\n"))
 }
 
 // tenantMediaTypes are files every tenant's site holds, and the
@@ -113,11 +82,6 @@ func defaultDocument(i int) string {
 // type), one more than the test starts with, for the site it adds.
 func tenantContent(t *testing.T, tenants []string) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "webfarm-e2e-tenants-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	files := map[string]string{"index.html": "shared pool\n"}
 	for _, ns := range tenants {
 		files[ns+"/index.html"] = ns + " folder\n"
@@ -130,25 +94,7 @@ func tenantContent(t *testing.T, tenants []string) string {
 			files[site+name] = siteName(i) + " " + name + "\n"
 		}
 	}
-	for name, text := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The workers' nginx runs as a user of its own: it reads every folder.
-	if err := filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
-		if err == nil && info.IsDir() {
-			err = os.Chmod(path, 0o755)
-		}
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return hostFolder(t, "webfarm-e2e-tenants-", files)
 }
 
 // tenantSite is a tenant's site i: its SiteContent (its folder, its

@@ -4,15 +4,9 @@ package e2e
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"strings"
@@ -25,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/testutil"
 	"webfarm.dev/operator/test/e2e/framework"
 )
 
@@ -54,64 +49,16 @@ spec:
     tls: {defaultSite: shop}
 `
 
-// e2eCA issues the test's certificates.
-type e2eCA struct {
-	cert   *x509.Certificate
-	key    *ecdsa.PrivateKey
-	pool   *x509.CertPool
-	serial int64
-}
-
-func newE2ECA(t *testing.T) *e2eCA {
+// tlsSecret is a kubernetes.io/tls Secret with a new certificate from ca
+// for host; serial tells it from the next.
+func tlsSecret(t *testing.T, ca *testutil.CA, ns, name, host string) (*corev1.Secret, int64) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "e2e CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &e2eCA{cert: cert, key: key, pool: pool, serial: 1}
-}
-
-// secret is a kubernetes.io/tls Secret with a new certificate for host;
-// serial tells it from the next.
-func (ca *e2eCA) secret(t *testing.T, ns, name, host string) (*corev1.Secret, int64) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca.serial++
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(ca.serial), Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	certPEM, keyPEM, serial := ca.MustIssue(t, host)
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Type:       corev1.SecretTypeTLS,
-		Data: map[string][]byte{
-			corev1.TLSCertKey:       pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-			corev1.TLSPrivateKeyKey: pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
-		},
-	}, ca.serial
+		Data:       map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM},
+	}, serial
 }
 
 // HTTPS through the farm's frontend Service: each site's certificate by
@@ -122,8 +69,8 @@ func TestHTTPS(t *testing.T) {
 	ns := cluster.Namespace(t)
 	kube := cluster.Client(t)
 	ctx := context.Background()
-	ca := newE2ECA(t)
-	shop, _ := ca.secret(t, ns, "shop-tls", "shop.example")
+	ca := testutil.MustCA(t, "e2e CA", 24*time.Hour)
+	shop, _ := tlsSecret(t, ca, ns, "shop-tls", "shop.example")
 	if err := kube.Create(ctx, shop); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +89,7 @@ func TestHTTPS(t *testing.T) {
 	}
 	get := func(host string) (answer, *x509.Certificate, error) {
 		hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-			TLSClientConfig:   &tls.Config{RootCAs: ca.pool},
+			TLSClientConfig:   &tls.Config{RootCAs: ca.Pool},
 			ForceAttemptHTTP2: true,
 			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 				return (&net.Dialer{}).DialContext(ctx, network, httpsAddress)
@@ -210,7 +157,7 @@ func TestHTTPS(t *testing.T) {
 			}
 			return nil
 		})
-		blog, _ := ca.secret(t, ns, "blog-tls", "blog.example")
+		blog, _ := tlsSecret(t, ca, ns, "blog-tls", "blog.example")
 		if err := kube.Create(ctx, blog); err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +178,7 @@ func TestHTTPS(t *testing.T) {
 	})
 	t.Run("a renewed certificate is served without a restart", func(t *testing.T) {
 		before := cluster.Pods(t, ns, "app.kubernetes.io/instance=secure,app.kubernetes.io/component=frontend")
-		renewed, serial := ca.secret(t, ns, "shop-tls", "shop.example")
+		renewed, serial := tlsSecret(t, ca, ns, "shop-tls", "shop.example")
 		if err := kube.Update(ctx, renewed); err != nil {
 			t.Fatal(err)
 		}

@@ -34,20 +34,8 @@ spec:
   cpu: 50m
   memory: 64Mi
 ---
-` + testAppPool("fragile", 2, "rapidFailProtection: {maxFailures: 3, interval: 2m}") + `apiVersion: webfarm.dev/v1alpha1
-kind: WebFarm
-metadata: {name: guarded}
-spec:
-  sites:
-  - name: main
-    hosts: [guarded.example]
-    routes:
-    - {pathPrefix: /, appPool: steady}
-    - {pathPrefix: /fragile, appPool: fragile}
-  frontend:
-    replicas: 1
-    cpu: 100m
-`
+` + testAppPool("fragile", 2, "rapidFailProtection: {maxFailures: 3, interval: 2m}") +
+	pathFarm("guarded", "guarded.example", "100m", [2]string{"/", "steady"}, [2]string{"/fragile", "fragile"})
 
 // restartLoad is how long the load on the stopped pool runs: it sees the
 // stop, the restart and the pool serving again.
@@ -320,20 +308,8 @@ func TestBurstsOf5xxCountAsWorkerFailures(t *testing.T) {
 // (nginx's and the application's limits together) for 10 s: one only
 // reports, the other is shut down.
 var cpuLimitFarm = testAppPool("hot-report", 1, "cpuLimit: {percent: 10, interval: 10s, action: Report}") +
-	testAppPool("hot-stop", 1, "cpuLimit: {percent: 10, interval: 10s, action: Shutdown}") + `apiVersion: webfarm.dev/v1alpha1
-kind: WebFarm
-metadata: {name: hot}
-spec:
-  sites:
-  - name: main
-    hosts: [hot.example]
-    routes:
-    - {pathPrefix: /report, appPool: hot-report}
-    - {pathPrefix: /stop, appPool: hot-stop}
-  frontend:
-    replicas: 1
-    cpu: 100m
-`
+	testAppPool("hot-stop", 1, "cpuLimit: {percent: 10, interval: 10s, action: Shutdown}") +
+	pathFarm("hot", "hot.example", "100m", [2]string{"/report", "hot-report"}, [2]string{"/stop", "hot-stop"})
 
 // The CPU monitor reads the pools' CPU from Prometheus (the kubelet's
 // cAdvisor counters): a pool that stays over its cpuLimit for the interval

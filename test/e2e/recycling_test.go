@@ -243,6 +243,34 @@ func (l *load) stop() (int, []string) {
 	return int(l.sent.Load()), slices.Clone(l.failures)
 }
 
+// loadAcross sends perSecond requests a second with send while event runs
+// and for five seconds of them after it, on what the event changed; then it
+// logs what the event returned with the load's count and rate, and checks
+// that no request failed and that the load held its rate. The event returns
+// once its change is served.
+func loadAcross(t *testing.T, perSecond int, send func() (framework.Response, error), event func() string) {
+	t.Helper()
+	load, loadStarted := startRequests(perSecond, send), time.Now()
+	defer load.stop()
+	what := event()
+	sentAtSwitch, _ := load.count()
+	framework.Eventually(t, time.Minute, func() error {
+		if sent, _ := load.count(); sent < sentAtSwitch+perSecond*5 {
+			return fmt.Errorf("%d requests sent since the switch", sent-sentAtSwitch)
+		}
+		return nil
+	})
+	sent, failures := load.stop()
+	t.Logf("%s; %d requests at %.0f/s, %d failed", what, sent, load.rate(), len(failures))
+	if len(failures) > 0 {
+		t.Errorf("%d of %d requests failed (%s the load started), first: %s",
+			len(failures), sent, load.failureWindow(loadStarted), failures[0])
+	}
+	if rate := load.rate(); rate < 0.8*float64(perSecond) {
+		t.Errorf("%d requests at %.0f/s: the load did not run at %d/s", sent, rate, perSecond)
+	}
+}
+
 // memoryRecycle: the worker of pool "leaky" whose memory grows past the
 // recycling limit is replaced; the worker within its limit keeps running.
 func memoryRecycle(t *testing.T, ns, front string) {

@@ -37,20 +37,8 @@ import (
 // operator has counts to keep in its status), an autoscaled pool (so that it
 // needs Prometheus), and a frontend in front of both.
 var resilienceFarm = testAppPool("live", 1, "maxConcurrentRequests: 1", "queue: {length: 10}") +
-	testAppPool("auto", 1, "autoscaling: {minReplicas: 1, maxReplicas: 2}") + `apiVersion: webfarm.dev/v1alpha1
-kind: WebFarm
-metadata: {name: front}
-spec:
-  sites:
-  - name: main
-    hosts: [queue.example]
-    routes:
-    - {pathPrefix: /auto, appPool: auto}
-    - {pathPrefix: /, appPool: live}
-  frontend:
-    replicas: 1
-    cpu: 100m
-`
+	testAppPool("auto", 1, "autoscaling: {minReplicas: 1, maxReplicas: 2}") +
+	pathFarm("front", "queue.example", "100m", [2]string{"/auto", "auto"}, [2]string{"/", "live"})
 
 const (
 	// Pools created at once for the operator to be killed in the middle of;

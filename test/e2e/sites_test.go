@@ -24,28 +24,34 @@ const hostingSites = 50
 // volume, bound to the test's claim alone, stands in for a storage class.
 func hostingContent(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "webfarm-e2e-sites-")
+	// The workers' health check asks for "/": the content root's index.
+	files := map[string]string{"index.html": "the pool's root\n"}
+	for i := 1; i <= hostingSites+1; i++ {
+		site := "sites/" + siteName(i) + "/"
+		files[site+"index.html"] = siteName(i) + " home\n"
+		files[site+"errors/404.html"] = siteName(i) + " has no such page\n"
+	}
+	return hostFolder(t, "webfarm-e2e-sites-", files)
+}
+
+// hostFolder writes files (by slash-separated path) into a new folder of
+// this host, named after pattern and removed after the test, and returns
+// it. The workers' nginx runs as a user of its own: every folder is open to
+// it.
+func hostFolder(t *testing.T, pattern string, files map[string]string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", pattern)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	// The workers' nginx runs as a user of its own: it reads the folder.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// The workers' health check asks for "/": the content root's index.
-	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte("the pool's root\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; i <= hostingSites+1; i++ {
-		site := filepath.Join(dir, "sites", siteName(i))
-		if err := os.MkdirAll(filepath.Join(site, "errors"), 0o755); err != nil {
+	for name, text := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		for name, text := range map[string]string{"index.html": siteName(i) + " home\n", "errors/404.html": siteName(i) + " has no such page\n"} {
-			if err := os.WriteFile(filepath.Join(site, name), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if err := filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
@@ -129,6 +135,43 @@ func runsTheConfigurationServed(t *testing.T, ns, farm, previous string) string 
 	return version
 }
 
+// hostPathPool is AppPool pool of namespace ns, one worker whose content is
+// path, a folder of this host that the node mounts (the local cluster runs
+// on this host): through claim, bound to PersistentVolume volume (volumes
+// are cluster-wide, so its name must be the test's own).
+func hostPathPool(pool, claim, volume, ns, path string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolume
+metadata: {name: %[1]s}
+spec:
+  capacity: {storage: 1Mi}
+  accessModes: [ReadOnlyMany]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: ""
+  claimRef: {namespace: %[2]s, name: %[4]s}
+  hostPath: {path: %[3]s, type: Directory}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: %[4]s}
+spec:
+  accessModes: [ReadOnlyMany]
+  storageClassName: ""
+  volumeName: %[1]s
+  resources: {requests: {storage: 1Mi}}
+---
+apiVersion: webfarm.dev/v1alpha1
+kind: AppPool
+metadata: {name: %[5]s}
+spec:
+  content: {persistentVolumeClaim: {claimName: %[4]s}}
+  replicas: 1
+  cpu: 100m
+  memory: 64Mi
+---
+`, volume, ns, path, claim, pool)
+}
+
 // Fifty sites share one pool, each serving its own folder of the pool's
 // content with its own 404 page; a site added to the farm is served
 // without a change to the pool's workers: the same pods, no restart, the
@@ -142,36 +185,7 @@ func TestSitesShareAPoolAndASiteAddedRestartsNoWorker(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = cluster.Kubectl.Run(context.Background(), "delete", "persistentvolume", volume, "--ignore-not-found", "--wait=false")
 	})
-	cluster.Apply(t, ns, fmt.Sprintf(`apiVersion: v1
-kind: PersistentVolume
-metadata: {name: %[1]s}
-spec:
-  capacity: {storage: 1Mi}
-  accessModes: [ReadOnlyMany]
-  persistentVolumeReclaimPolicy: Retain
-  storageClassName: ""
-  claimRef: {namespace: %[2]s, name: sites}
-  hostPath: {path: %[3]s, type: Directory}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: sites}
-spec:
-  accessModes: [ReadOnlyMany]
-  storageClassName: ""
-  volumeName: %[1]s
-  resources: {requests: {storage: 1Mi}}
----
-apiVersion: webfarm.dev/v1alpha1
-kind: AppPool
-metadata: {name: sites}
-spec:
-  content: {persistentVolumeClaim: {claimName: sites}}
-  replicas: 1
-  cpu: 100m
-  memory: 64Mi
----
-%[4]s`, volume, ns, content, hostingFarm(hostingSites)))
+	cluster.Apply(t, ns, hostPathPool("sites", "sites", volume, ns, content)+hostingFarm(hostingSites))
 	cluster.WaitReady(t, ns, 3*time.Minute, "webfarm/hosting", "apppool/sites")
 	front := cluster.ServiceURL(t, ns, "hosting-frontend")
 	for i := 1; i <= hostingSites; i++ {

@@ -33,6 +33,16 @@ func testAppPool(name string, replicas int, extra ...string) string {
 // oneRouteFarm is a WebFarm with one small frontend replica that sends every
 // request for host to pool.
 func oneRouteFarm(name, host, pool string) string {
+	return pathFarm(name, host, "100m", [2]string{"/", pool})
+}
+
+// pathFarm is a WebFarm with one frontend replica of cpu whose site, main,
+// serves host with these routes in order, each a path prefix and its pool.
+func pathFarm(name, host, cpu string, routes ...[2]string) string {
+	var lines []string
+	for _, r := range routes {
+		lines = append(lines, fmt.Sprintf("    - {pathPrefix: %s, appPool: %s}", r[0], r[1]))
+	}
 	return fmt.Sprintf(`apiVersion: webfarm.dev/v1alpha1
 kind: WebFarm
 metadata: {name: %s}
@@ -40,11 +50,12 @@ spec:
   sites:
   - name: main
     hosts: [%s]
-    routes: [{pathPrefix: /, appPool: %s}]
+    routes:
+%s
   frontend:
     replicas: 1
-    cpu: 100m
-`, name, host, pool)
+    cpu: %s
+`, name, host, strings.Join(lines, "\n"), cpu)
 }
 
 // expectPoolMetric waits until Prometheus has the operator's metric of a

@@ -76,20 +76,8 @@ spec:
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ns := newNamespace(t)
-			_, err := apply(t, ns, tc.manifest)
-			if tc.refused != nil {
-				if err == nil {
-					t.Fatalf("the API server admitted the route; want an error containing %q", tc.refused)
-				}
-				for _, w := range tc.refused {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("the refusal does not contain %q: %v", w, err)
-					}
-				}
+			if !admitted(t, ns, tc.manifest, "route", tc.refused) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("the API server refused the route: %v", err)
 			}
 			var hr gwv1.HTTPRoute // as stored, with the schema's defaults
 			if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "tenant"}, &hr); err != nil {

@@ -3,6 +3,7 @@ package hostile_test
 import (
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,6 +75,30 @@ func decode(t *testing.T, manifest string) *unstructured.Unstructured {
 		t.Fatalf("the test manifest needs a kind and a metadata.name:\n%s", excerpt(manifest))
 	}
 	return obj
+}
+
+// admitted applies the manifest in namespace ns and reports whether the
+// API server took it. With refused set, it must refuse it with an error
+// that holds each of refused; otherwise it must take it. what names the
+// object in the messages.
+func admitted(t *testing.T, ns, manifest, what string, refused []string) bool {
+	t.Helper()
+	_, err := apply(t, ns, manifest)
+	if refused != nil {
+		if err == nil {
+			t.Fatalf("the API server admitted the %s; want an error containing %q", what, refused)
+		}
+		for _, w := range refused {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("the refusal does not contain %q: %v", w, err)
+			}
+		}
+		return false
+	}
+	if err != nil {
+		t.Fatalf("the API server refused the %s: %v", what, err)
+	}
+	return true
 }
 
 // apply creates the manifest in namespace ns (testutil.CreateStrict) and

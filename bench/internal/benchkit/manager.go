@@ -3,10 +3,13 @@ package benchkit
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -97,4 +100,49 @@ func (m *Manager) Stop(grace time.Duration) error {
 	}
 	<-m.exited
 	return fmt.Errorf("the manager did not stop within %s of SIGTERM and was killed", grace)
+}
+
+// ManagerFlags are the manager's flags that a control-plane benchmark sets,
+// and that its own baseline client gets too.
+type ManagerFlags struct {
+	QPS         float64
+	Burst       int
+	Concurrency int
+}
+
+// Register defines -kube-api-qps, -kube-api-burst and -concurrency on fs;
+// sameFor says who else gets the client's rates, concurrency what the
+// benchmark also does with it ("": nothing).
+func (f *ManagerFlags) Register(fs *flag.FlagSet, sameFor, concurrency string) {
+	fs.Float64Var(&f.QPS, "kube-api-qps", 1000, "the manager's --kube-api-qps; "+sameFor+" the same")
+	fs.IntVar(&f.Burst, "kube-api-burst", 2000, "the manager's --kube-api-burst; "+sameFor+" the same")
+	usage := "the manager's --concurrency"
+	if concurrency != "" {
+		usage += " " + concurrency
+	}
+	fs.IntVar(&f.Concurrency, "concurrency", 8, usage)
+}
+
+// Args are the manager's command-line arguments for the flags.
+func (f ManagerFlags) Args() []string {
+	return []string{
+		"--kube-api-qps", strconv.FormatFloat(f.QPS, 'f', -1, 64),
+		"--kube-api-burst", strconv.Itoa(f.Burst),
+		"--concurrency", strconv.Itoa(f.Concurrency),
+	}
+}
+
+// ManagerBinary finds the repository and the manager binary: path, or the
+// repository's bin/manager when path is empty.
+func ManagerBinary(path string) (root, manager string, err error) {
+	if root, err = devcluster.RepoRoot(); err != nil {
+		return "", "", err
+	}
+	if path == "" {
+		path = filepath.Join(root, "bin", "manager")
+	}
+	if _, err := os.Stat(path); err != nil {
+		return "", "", fmt.Errorf("%v (run: make build)", err)
+	}
+	return root, path, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -170,6 +171,31 @@ func Get(ctx context.Context, client *http.Client, url, host string, headers map
 
 // FreePorts reserves n distinct loopback ports (testutil.FreePorts).
 func FreePorts(n int) ([]int, error) { return testutil.FreePorts(n) }
+
+// Placement is where a benchmark's processes run when pin is set on two
+// processors or more: the client and the pool worker on the first (cpus),
+// the hop it measures (a proxy, Envoy, the cache tier) on the last
+// (hopCPUs, and hop as a number); unpinned, anywhere ("", "" and -1). On 2
+// shared cores, where the scheduler puts the busy processes changes
+// throughput by up to 2x from one run to the next; fixed places make runs
+// comparable, and give each hop one core.
+func Placement(pin bool) (cpus, hopCPUs string, hop int) {
+	if !pin || runtime.NumCPU() < 2 {
+		return "", "", -1
+	}
+	hop = runtime.NumCPU() - 1
+	return "0", strconv.Itoa(hop), hop
+}
+
+// BinDir is the repository's bin directory, where `make tools` and
+// hack/install-tools.sh put the benchmarks' tools.
+func BinDir() (string, error) {
+	root, err := devcluster.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "bin"), nil
+}
 
 // Binary is the named flag value, else the command on PATH, else bin/name;
 // install says how to get it.

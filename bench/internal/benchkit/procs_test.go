@@ -3,6 +3,7 @@ package benchkit
 import (
 	"context"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -87,5 +88,21 @@ func TestFreePorts(t *testing.T) {
 	}
 	if len(ports) != 3 || ports[0] == ports[1] || ports[1] == ports[2] || ports[0] == ports[2] {
 		t.Errorf("ports %v", ports)
+	}
+}
+
+func TestPlacementUnpinnedIsAnyProcessor(t *testing.T) {
+	if cpus, hopCPUs, hop := Placement(false); cpus != "" || hopCPUs != "" || hop != -1 {
+		t.Errorf("got %q %q %d, want any processor", cpus, hopCPUs, hop)
+	}
+}
+
+func TestPlacementPinnedPutsTheHopOnTheLastProcessor(t *testing.T) {
+	n := runtime.NumCPU()
+	if n < 2 {
+		t.Skip("one processor: there is nothing to pin")
+	}
+	if cpus, hopCPUs, hop := Placement(true); cpus != "0" || hopCPUs != strconv.Itoa(n-1) || hop != n-1 {
+		t.Errorf("got %q %q %d, want 0 and the last of %d processors", cpus, hopCPUs, hop, n)
 	}
 }

@@ -18,7 +18,7 @@ func testCertificate(t *testing.T) *ProxyTLS {
 	if err != nil {
 		t.Fatal(err)
 	}
-	certPEM, keyPEM, err := ca.Issue("www.bench.example")
+	certPEM, keyPEM, _, err := ca.Issue("www.bench.example")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestTheCAIssuesECDSAP256CertificatesItsPoolVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	certPEM, keyPEM, err := ca.Issue("www.bench.example", "other.example")
+	certPEM, keyPEM, _, err := ca.Issue("www.bench.example", "other.example")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,6 +79,29 @@ func address(t *testing.T, rawURL string) string {
 	return u.Host
 }
 
+// startCacheTier runs a real cache tier on loopback, cache policy name of
+// namespace web in front of pool's worker at workerPort, and returns it and
+// its port. It keeps the first response: the second request is a hit.
+func startCacheTier(t *testing.T, name, pool string, workerPort int) (*localcache.Tier, int) {
+	t.Helper()
+	tier, err := localcache.Start(testutil.Tool(t, "WEBFARM_NGINX", "nginx"), model.Cache{
+		Name: name, Namespace: "web",
+		FrequentHitThreshold: 1, FrequentHitPeriod: 10 * time.Second, ObjectTTL: 30 * time.Second,
+		MaxObjectSizeBytes: 256 << 10, MemorySizeBytes: 64 << 20, ClientCacheMode: "NoControl",
+		Replicas: 1, CPUMilli: 1000,
+		Upstreams: []model.Upstream{{Pool: pool, Address: "127.0.0.1", Port: int32(workerPort)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tier.Stop)
+	port, err := strconv.Atoi(strings.TrimPrefix(tier.URL, "http://127.0.0.1:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tier, port
+}
+
 // checkFields compares a line's fields with want; a want of nil asks for
 // JSON null (Envoy has no value), numbers compare as JSON numbers.
 func checkFields(t *testing.T, l logLine, want map[string]any) {
@@ -102,22 +125,7 @@ var requestID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 
 func TestTheAccessLogHasALineForEachRequestWithItsSitePoolWorkerAndCacheStatus(t *testing.T) {
 	www, images := worker(t, "www-1"), worker(t, "images-1")
-	tier, err := localcache.Start(testutil.Tool(t, "WEBFARM_NGINX", "nginx"), model.Cache{
-		Name: "static", Namespace: "web",
-		// The first response is kept: the second request is a hit.
-		FrequentHitThreshold: 1, FrequentHitPeriod: 10 * time.Second, ObjectTTL: 30 * time.Second,
-		MaxObjectSizeBytes: 256 << 10, MemorySizeBytes: 64 << 20, ClientCacheMode: "NoControl",
-		Replicas: 1, CPUMilli: 1000,
-		Upstreams: []model.Upstream{{Pool: "images", Address: "127.0.0.1", Port: int32(images)}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tier.Stop)
-	tierPort, err := strconv.Atoi(strings.TrimPrefix(tier.URL, "http://127.0.0.1:"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tier, tierPort := startCacheTier(t, "static", "images", images)
 	fe := startFrontend(t, &v1.WebFarm{Spec: v1.WebFarmSpec{Sites: []v1.Site{
 		{Name: "www", Hosts: []v1.Hostname{"www.example"}, Routes: []v1.Route{
 			{PathPrefix: "/", AppPool: "www"},

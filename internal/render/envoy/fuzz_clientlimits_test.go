@@ -7,9 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
-	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/model"
-	"webfarm.dev/operator/internal/vocabulary"
 )
 
 // FuzzClientLimits builds a WebFarm whose client limits are fuzzed (the
@@ -53,19 +51,7 @@ func FuzzClientLimits(f *testing.F) {
 		}
 		platform := model.Platform{XDSHost: "webfarm-operator-xds.webfarm-system.svc", XDSPort: 18000}
 		admitted := apiAdmitsClientLimits(*l)
-		farm, err := model.ResolveFarm(wf, platform)
-		if err != nil {
-			if admitted {
-				t.Fatalf("the model refused client limits the API server admits: %v", err)
-			}
-			return
-		}
-		pool, err := model.ResolvePool(&v1.AppPool{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "web"},
-			Spec: v1.AppPoolSpec{Content: &v1.Content{ConfigMap: v1.ConfigMapContent{Name: "content"}}}}, platform)
-		if err != nil {
-			t.Fatal(err)
-		}
-		renderAndCheck(t, farm, map[string]model.Pool{"web": pool}, endpoints.Backends{vocabulary.PoolCluster("web"): {{Address: "10.244.0.12", Port: 8080}}}, admitted)
+		renderWebFarm(t, wf, platform, admitted, "client limits")
 	})
 }
 

@@ -175,6 +175,29 @@ func renderAndCheck(t *testing.T, farm model.Farm, pools map[string]model.Pool, 
 	return r, true
 }
 
+// renderWebFarm resolves a fuzzed farm whose sites all route to pool
+// "web", resolves that pool and renders the farm with one endpoint of it,
+// checking the output as renderAndCheck does. The model may refuse only a
+// farm the API server would not admit (what names the fuzzed part, for the
+// message). False when the model or FarmRouting refused the farm.
+func renderWebFarm(t *testing.T, wf *v1.WebFarm, platform model.Platform, admitted bool, what string) (model.Farm, Routing, bool) {
+	t.Helper()
+	farm, err := model.ResolveFarm(wf, platform)
+	if err != nil {
+		if admitted {
+			t.Fatalf("the model refused %s the API server admits: %v", what, err)
+		}
+		return model.Farm{}, Routing{}, false
+	}
+	pool, err := model.ResolvePool(&v1.AppPool{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "web"},
+		Spec: v1.AppPoolSpec{Content: &v1.Content{ConfigMap: v1.ConfigMapContent{Name: "content"}}}}, platform)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, rendered := renderAndCheck(t, farm, map[string]model.Pool{"web": pool}, endpoints.Backends{vocabulary.PoolCluster("web"): {{Address: "10.244.0.12", Port: 8080}}}, admitted)
+	return farm, r, rendered
+}
+
 // checkOnlyOwnCode fails unless every program in the docs (a Wasm or Lua
 // filter's) is the renderer's own: each Wasm configuration is resetWasm
 // exactly, and there is no Lua.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -220,7 +221,7 @@ func TestAGatewayRouteIsServedAsGatewayAPISays(t *testing.T) {
 // plain HTTP only for the hosts an HTTP listener has too.
 func TestGatewayHTTPSListenersServeTheirCertificates(t *testing.T) {
 	echoIP, echoPort := service(t, "echo")
-	ca := newTestCA(t)
+	ca := testutil.MustCA(t, "test CA", time.Hour)
 	port := echoPort // a PortNumber (int32)
 	section := gwv1.SectionName("https-b")
 	https := func(name string, host gwv1.Hostname, secret string) gwv1.Listener {
@@ -259,7 +260,7 @@ func TestGatewayHTTPSListenersServeTheirCertificates(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for secret, host := range map[string]string{"any-tls": "a.example", "b-tls": "b.example"} {
-		c, k, _ := ca.issue(t, host)
+		c, k, _ := ca.MustIssue(t, host)
 		writeSecretVolume(t, localenvoy.CertDir(dir, model.GatewayCertificateName(secret)), c, k)
 	}
 	fe, err := localenvoy.Start(testutil.Tool(t, "WEBFARM_ENVOY", "envoy"), dir, farm, routing)

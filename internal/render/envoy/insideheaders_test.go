@@ -3,17 +3,12 @@ package envoy_test
 import (
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/utils/ptr"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
-	"webfarm.dev/operator/internal/model"
-	"webfarm.dev/operator/internal/testutil"
-	"webfarm.dev/operator/internal/testutil/localcache"
 	"webfarm.dev/operator/internal/testutil/localenvoy"
 )
 
@@ -23,21 +18,7 @@ import (
 func insideFrontend(t *testing.T, debugHeaders bool) *localenvoy.Frontend {
 	t.Helper()
 	workerPort := appWorker(t, "app-1")
-	tier, err := localcache.Start(testutil.Tool(t, "WEBFARM_NGINX", "nginx"), model.Cache{
-		Name: "pages", Namespace: "web",
-		FrequentHitThreshold: 1, FrequentHitPeriod: 10 * time.Second, ObjectTTL: 30 * time.Second,
-		MaxObjectSizeBytes: 256 << 10, MemorySizeBytes: 64 << 20, ClientCacheMode: "NoControl",
-		Replicas: 1, CPUMilli: 1000,
-		Upstreams: []model.Upstream{{Pool: "chat", Address: "127.0.0.1", Port: int32(workerPort)}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tier.Stop)
-	tierPort, err := strconv.Atoi(strings.TrimPrefix(tier.URL, "http://127.0.0.1:"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, tierPort := startCacheTier(t, "pages", "chat", workerPort)
 	wf := &v1.WebFarm{Spec: v1.WebFarmSpec{
 		Sites: []v1.Site{{Name: "www", Hosts: []v1.Hostname{"www.example"}, Routes: []v1.Route{
 			{PathPrefix: "/", AppPool: "chat"},

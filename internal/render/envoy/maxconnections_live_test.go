@@ -9,6 +9,7 @@ import (
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/render/envoy"
+	"webfarm.dev/operator/internal/testutil"
 	"webfarm.dev/operator/internal/testutil/localenvoy"
 )
 
@@ -16,12 +17,12 @@ import (
 // connection the frontend holds open for the site, or the error of one it
 // closed. A handshake the frontend answers at all takes milliseconds, so
 // the deadline only bounds a test gone wrong.
-func openTLS(fe *localenvoy.Frontend, ca *testCA, host string) (*tls.Conn, error) {
+func openTLS(fe *localenvoy.Frontend, ca *testutil.CA, host string) (*tls.Conn, error) {
 	raw, err := net.DialTimeout("tcp", fe.HTTPSAddress, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	c := tls.Client(raw, &tls.Config{ServerName: host, RootCAs: ca.pool, NextProtos: []string{"http/1.1"}})
+	c := tls.Client(raw, &tls.Config{ServerName: host, RootCAs: ca.Pool, NextProtos: []string{"http/1.1"}})
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 	if err := c.Handshake(); err != nil {
 		raw.Close()
@@ -37,7 +38,7 @@ func openTLS(fe *localenvoy.Frontend, ca *testCA, host string) (*tls.Conn, error
 // frees its place.
 func TestASitesConnectionBoundClosesItsExtraConnectionsAndNoOtherSites(t *testing.T) {
 	const bound = 3
-	ca := newTestCA(t)
+	ca := testutil.MustCA(t, "test CA", time.Hour)
 	wf := &v1.WebFarm{Spec: v1.WebFarmSpec{Sites: []v1.Site{
 		{Name: "shop", Hosts: []v1.Hostname{"shop.example"}, Routes: []v1.Route{{AppPool: "web"}},
 			TLS: v1.SiteTLS{SecretName: "shop-tls"}, MaxConnections: bound},
@@ -46,7 +47,7 @@ func TestASitesConnectionBoundClosesItsExtraConnectionsAndNoOtherSites(t *testin
 	}}}
 	fe := startTLSFrontend(t, wf, []int{appWorker(t, "app-1")}, func(dir string) {
 		for _, site := range []string{"shop", "blog"} {
-			c, k, _ := ca.issue(t, site+".example")
+			c, k, _ := ca.MustIssue(t, site+".example")
 			writeSecretVolume(t, localenvoy.CertDir(dir, site), c, k)
 		}
 	})

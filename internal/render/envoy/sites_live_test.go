@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"webfarm.dev/operator/internal/endpoints"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/testutil"
-	"webfarm.dev/operator/internal/testutil/localcache"
 	"webfarm.dev/operator/internal/testutil/localenvoy"
 	"webfarm.dev/operator/internal/testutil/localpool"
 	"webfarm.dev/operator/internal/vocabulary"
@@ -220,22 +218,7 @@ func TestACacheTierKeepsTwoDirectoriesOfOnePoolApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	worker := localpool.StartWithContent(t, pool, siteFiles())
-	tier, err := localcache.Start(testutil.Tool(t, "WEBFARM_NGINX", "nginx"), model.Cache{
-		Name: "static", Namespace: "web",
-		// The first response is kept: the second request is a hit.
-		FrequentHitThreshold: 1, FrequentHitPeriod: 10 * time.Second, ObjectTTL: 30 * time.Second,
-		MaxObjectSizeBytes: 256 << 10, MemorySizeBytes: 64 << 20, ClientCacheMode: "NoControl",
-		Replicas: 1, CPUMilli: 1000,
-		Upstreams: []model.Upstream{{Pool: "sites", Address: "127.0.0.1", Port: int32(worker.Port)}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tier.Stop)
-	tierPort, err := strconv.Atoi(strings.TrimPrefix(tier.URL, "http://127.0.0.1:"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tier, tierPort := startCacheTier(t, "static", "sites", worker.Port)
 	wf := &v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Name: "hosting", Namespace: "web"}, Spec: v1.WebFarmSpec{Sites: []v1.Site{{
 		Name: "www", Hosts: []v1.Hostname{"www.example"}, Routes: []v1.Route{
 			{PathPrefix: "/one", AppPool: "sites", CachePolicy: "static", Content: v1.RouteContent{Directory: "sites/site-01"}},

@@ -2,15 +2,8 @@ package envoy_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -32,57 +25,6 @@ import (
 	"webfarm.dev/operator/internal/testutil/localenvoy"
 	"webfarm.dev/operator/internal/vocabulary"
 )
-
-// testCA issues certificates for the tests' sites.
-type testCA struct {
-	cert   *x509.Certificate
-	key    *ecdsa.PrivateKey
-	pool   *x509.CertPool
-	serial int64
-}
-
-func newTestCA(t *testing.T) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool, serial: 1}
-}
-
-// issue returns a PEM certificate and key for these host names; the serial
-// number tells one issue from the next.
-func (ca *testCA) issue(t *testing.T, hosts ...string) (certPEM, keyPEM []byte, serial int64) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca.serial++
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(ca.serial), Subject: pkix.Name{CommonName: hosts[0]}, DNSNames: hosts,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), ca.serial
-}
 
 // writeSecretVolume writes tls.crt and tls.key into dir the way the kubelet
 // updates a Secret volume: a new timestamped directory, a "..data" link
@@ -177,9 +119,9 @@ func handshake(fe *localenvoy.Frontend, serverName string, cfg *tls.Config) (tls
 
 // httpsClient sends every request to the frontend's HTTPS listener and
 // trusts the test CA; it speaks HTTP/2 when h2 is set.
-func httpsClient(fe *localenvoy.Frontend, ca *testCA, h2 bool) *http.Client {
+func httpsClient(fe *localenvoy.Frontend, ca *testutil.CA, h2 bool) *http.Client {
 	tr := &http.Transport{
-		TLSClientConfig:   &tls.Config{RootCAs: ca.pool},
+		TLSClientConfig:   &tls.Config{RootCAs: ca.Pool},
 		ForceAttemptHTTP2: h2,
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return (&net.Dialer{}).DialContext(ctx, network, fe.HTTPSAddress)
@@ -193,7 +135,7 @@ func httpsClient(fe *localenvoy.Frontend, ca *testCA, h2 bool) *http.Client {
 }
 
 func TestHTTPSServesEachSiteWithItsOwnCertificate(t *testing.T) {
-	ca := newTestCA(t)
+	ca := testutil.MustCA(t, "test CA", time.Hour)
 	wf := &v1.WebFarm{Spec: v1.WebFarmSpec{
 		Sites: []v1.Site{
 			{Name: "shop", Hosts: []v1.Hostname{"shop.example", "*.shop.example"}, Routes: []v1.Route{{AppPool: "web"}},
@@ -212,7 +154,7 @@ func TestHTTPSServesEachSiteWithItsOwnCertificate(t *testing.T) {
 	serials := map[string]int64{}
 	fe := startTLSFrontend(t, wf, []int{echoWorker(t, "w1")}, func(dir string) {
 		for site, hosts := range map[string][]string{"shop": {"shop.example", "*.shop.example"}, "blog": {"blog.example"}} {
-			c, k, serial := ca.issue(t, hosts...)
+			c, k, serial := ca.MustIssue(t, hosts...)
 			serials[site] = serial
 			writeSecretVolume(t, localenvoy.CertDir(dir, site), c, k)
 		}
@@ -364,13 +306,13 @@ func TestHTTPSServesEachSiteWithItsOwnCertificate(t *testing.T) {
 }
 
 func TestARenewedCertificateIsServedWithoutAFailedRequest(t *testing.T) {
-	ca := newTestCA(t)
+	ca := testutil.MustCA(t, "test CA", time.Hour)
 	wf := &v1.WebFarm{Spec: v1.WebFarmSpec{Sites: []v1.Site{{Name: "shop", Hosts: []v1.Hostname{"shop.example"},
 		Routes: []v1.Route{{AppPool: "web"}}, TLS: v1.SiteTLS{SecretName: "shop-tls"}}}}}
 	var dir string
 	fe := startTLSFrontend(t, wf, []int{echoWorker(t, "w1")}, func(d string) {
 		dir = d
-		c, k, _ := ca.issue(t, "shop.example")
+		c, k, _ := ca.MustIssue(t, "shop.example")
 		writeSecretVolume(t, localenvoy.CertDir(d, "shop"), c, k)
 	})
 
@@ -403,7 +345,7 @@ func TestARenewedCertificateIsServedWithoutAFailedRequest(t *testing.T) {
 		}
 	}()
 
-	c, k, renewed := ca.issue(t, "shop.example")
+	c, k, renewed := ca.MustIssue(t, "shop.example")
 	writeSecretVolume(t, localenvoy.CertDir(dir, "shop"), c, k)
 	testutil.Eventually(t, 10*time.Second, func() error {
 		st, err := handshake(fe, "shop.example", nil)
@@ -431,7 +373,7 @@ func TestARenewedCertificateIsServedWithoutAFailedRequest(t *testing.T) {
 // The kubelet's first write of a Secret volume renames "..data" before the
 // "tls.crt" and "tls.key" links exist: the frontend must not miss it.
 func TestACertificateWhoseSecretAppearsLaterIsServedWithoutARestart(t *testing.T) {
-	ca := newTestCA(t)
+	ca := testutil.MustCA(t, "test CA", time.Hour)
 	wf := &v1.WebFarm{Spec: v1.WebFarmSpec{Sites: []v1.Site{{Name: "shop", Hosts: []v1.Hostname{"shop.example"},
 		Routes: []v1.Route{{AppPool: "web"}}, TLS: v1.SiteTLS{SecretName: "shop-tls"}}}}}
 	var dir string
@@ -439,7 +381,7 @@ func TestACertificateWhoseSecretAppearsLaterIsServedWithoutARestart(t *testing.T
 	if _, err := handshake(fe, "shop.example", nil); err == nil {
 		t.Fatal("a handshake succeeded without a certificate")
 	}
-	c, k, serial := ca.issue(t, "shop.example")
+	c, k, serial := ca.MustIssue(t, "shop.example")
 	writeSecretVolume(t, localenvoy.CertDir(dir, "shop"), c, k)
 	testutil.Eventually(t, 10*time.Second, func() error {
 		st, err := handshake(fe, "shop.example", nil)

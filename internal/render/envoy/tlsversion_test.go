@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/testutil"
 	"webfarm.dev/operator/internal/testutil/localenvoy"
 )
 
@@ -16,7 +18,7 @@ import (
 
 // tlsVersionFrontend serves site shop over HTTPS, oldest TLS version
 // minVersion, in front of a real pool worker (the pool's nginx and an app).
-func tlsVersionFrontend(t *testing.T, ca *testCA, minVersion v1.TLSVersion) *localenvoy.Frontend {
+func tlsVersionFrontend(t *testing.T, ca *testutil.CA, minVersion v1.TLSVersion) *localenvoy.Frontend {
 	t.Helper()
 	wf := &v1.WebFarm{Spec: v1.WebFarmSpec{
 		Sites: []v1.Site{{Name: "shop", Hosts: []v1.Hostname{"shop.example"}, Routes: []v1.Route{{AppPool: "web"}},
@@ -24,7 +26,7 @@ func tlsVersionFrontend(t *testing.T, ca *testCA, minVersion v1.TLSVersion) *loc
 		Frontend: v1.Frontend{TLS: v1.FrontendTLS{MinVersion: minVersion}},
 	}}
 	return startTLSFrontend(t, wf, []int{appWorker(t, "app-1")}, func(dir string) {
-		c, k, _ := ca.issue(t, "shop.example")
+		c, k, _ := ca.MustIssue(t, "shop.example")
 		writeSecretVolume(t, localenvoy.CertDir(dir, "shop"), c, k)
 	})
 }
@@ -32,7 +34,7 @@ func tlsVersionFrontend(t *testing.T, ca *testCA, minVersion v1.TLSVersion) *loc
 // httpsGetAt is a GET of https://shop.example/ by a client that speaks TLS
 // up to version max, as a browser limited to that version would send it: the
 // answer's status and the TLS version it came over.
-func httpsGetAt(fe *localenvoy.Frontend, ca *testCA, maxVersion uint16) (status int, version uint16, err error) {
+func httpsGetAt(fe *localenvoy.Frontend, ca *testutil.CA, maxVersion uint16) (status int, version uint16, err error) {
 	c := httpsClient(fe, ca, false)
 	c.Transport.(*http.Transport).TLSClientConfig.MaxVersion = maxVersion
 	resp, err := c.Get("https://shop.example/")
@@ -44,7 +46,7 @@ func httpsGetAt(fe *localenvoy.Frontend, ca *testCA, maxVersion uint16) (status 
 }
 
 func TestATLSClientIsServedFromTheFarmsMinimumVersionOnAndRefusedBelowIt(t *testing.T) {
-	ca := newTestCA(t)
+	ca := testutil.MustCA(t, "test CA", time.Hour)
 	tests := []struct {
 		name       string
 		minVersion v1.TLSVersion
@@ -75,7 +77,7 @@ func TestATLSClientIsServedFromTheFarmsMinimumVersionOnAndRefusedBelowIt(t *test
 }
 
 func TestHTTPSAnswersNameNoWorkerPodAndNoServer(t *testing.T) {
-	ca := newTestCA(t)
+	ca := testutil.MustCA(t, "test CA", time.Hour)
 	fe := tlsVersionFrontend(t, ca, "1.2")
 	for _, h2 := range []bool{false, true} {
 		t.Run(fmt.Sprintf("over HTTP/%d", map[bool]int{false: 1, true: 2}[h2]), func(t *testing.T) {
