@@ -24,6 +24,7 @@ import (
 	v1 "webfarm.dev/operator/api/v1alpha1"
 	"webfarm.dev/operator/internal/apply"
 	"webfarm.dev/operator/internal/identity"
+	"webfarm.dev/operator/internal/metrics"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/observations"
 	"webfarm.dev/operator/internal/render/envoy"
@@ -44,11 +45,11 @@ type WebFarmReconciler struct {
 	Platform model.Platform
 	Recorder events.EventRecorder
 	// Observations, when set, holds what the farms' frontends made of their
-	// certificates (CertificatesReady) and which configuration each runs
-	// (ConfigAccepted).
+	// certificates (CertificatesReady), which configuration each runs
+	// (ConfigAccepted) and the autoscaler's report on their capacity.
 	Observations *observations.Store
-	// Notifier, when set, names farms whose certificates or frontends'
-	// configurations changed.
+	// Notifier, when set, names farms whose certificates, frontends'
+	// configurations or capacity report changed.
 	Notifier *observations.Notifier
 	// XDS, when set, is this replica's xDS server: the version it serves
 	// each farm and the last configuration a farm's Envoy refused.
@@ -84,6 +85,7 @@ func (r *WebFarmReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 				r.Models.ForgetFarm(req.NamespacedName)
 			}
 			recordStartupBlocked("WebFarm", req.Namespace, req.Name, "")
+			metrics.ForgetFarm(req.Namespace, req.Name)
 			r.identities.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -154,6 +156,7 @@ func (r *WebFarmReconciler) reconcile(ctx context.Context, farm *v1.WebFarm, m m
 			if err := r.Delete(ctx, frontend); err != nil && !apierrors.IsNotFound(err) {
 				return failed(err)
 			}
+			farm.Status.FrontendCapacity = v1.FrontendCapacity{}
 			return verdict{Ready: true, Reason: v1.ReasonGatewayClassTemplate,
 				Message: "the template of the farms of GatewayClass " + class + "'s Gateways: it runs no frontend"}, nil
 		}
@@ -178,6 +181,7 @@ func (r *WebFarmReconciler) reconcile(ctx context.Context, farm *v1.WebFarm, m m
 	}
 	desired, ready, _ := replicaCounts(frontend)
 	farm.Status.FrontendReplicas = readyCount(ready, desired)
+	r.setFrontendCapacity(farm)
 	fv, err := observeWorkload(ctx, r.Client, "frontend", frontend)
 	if err != nil {
 		return failed(err)

@@ -809,6 +809,51 @@ type WebFarmStatus struct {
 	//
 	// +optional
 	FrontendConfig FrontendConfigStatus `json:"frontendConfig,omitzero"`
+
+	// frontendCapacity is what the autoscaler measured of the farm's
+	// frontends and what their load needs: a report, the frontend's
+	// replicas do not follow it.
+	//
+	// +optional
+	FrontendCapacity FrontendCapacity `json:"frontendCapacity,omitzero"`
+}
+
+// FrontendCapacity is the capacity of a farm's Envoy frontends, measured as
+// a pool's is (AppPool status.capacity): the figures mean the same.
+type FrontendCapacity struct {
+	// requestsPerSecond served by the frontends, clear text and HTTPS.
+	//
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	RequestsPerSecond string `json:"requestsPerSecond,omitempty"`
+	// httpsRequestsPerSecond is the part of requestsPerSecond the frontends
+	// served over TLS.
+	//
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	HTTPSRequestsPerSecond string `json:"httpsRequestsPerSecond,omitempty"`
+	// cpuCores used by the frontends (core-seconds per second).
+	//
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	CPUCores string `json:"cpuCores,omitempty"`
+	// megacyclesPerRequest is the frontends' CPU cycles per request, in
+	// millions.
+	//
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	MegacyclesPerRequest string `json:"megacyclesPerRequest,omitempty"`
+	// requiredMegahertz is the cycles per second the load needs at 30 %
+	// utilisation, the default target of a pool's autoscaling.
+	//
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	RequiredMegahertz string `json:"requiredMegahertz,omitempty"`
+	// recommendedReplicas is how many frontends of frontend.cpu give the
+	// required cycles; a report: frontend.replicas still sets them.
+	//
+	// +optional
+	RecommendedReplicas *int32 `json:"recommendedReplicas,omitempty"`
 }
 
 // FrontendConfigStatus is which routing configuration a farm's frontends
@@ -861,6 +906,9 @@ type FrontendVersion struct {
 // +kubebuilder:printcolumn:name="Frontend",type=string,JSONPath=`.status.frontendReplicas`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Req/s",type=string,JSONPath=`.status.frontendCapacity.requestsPerSecond`
+// +kubebuilder:printcolumn:name="Mcycles/Req",type=string,JSONPath=`.status.frontendCapacity.megacyclesPerRequest`
+// +kubebuilder:printcolumn:name="Recommended",type=integer,JSONPath=`.status.frontendCapacity.recommendedReplicas`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 50",message="a WebFarm name may be at most 50 characters (its children add a suffix)"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="a WebFarm name must be a DNS label (lowercase letters, digits and dashes, no dots): its Service is named after it"

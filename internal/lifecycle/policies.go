@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/autoscale"
 	"webfarm.dev/operator/internal/cpu"
 	"webfarm.dev/operator/internal/health"
 	"webfarm.dev/operator/internal/model"
@@ -286,18 +287,27 @@ func autoscaledReplicas(a model.Autoscaling, current *int32, s *Scale) int32 {
 // change of the replicas sets the last scale time and reason.
 func capacityStatus(c v1.Capacity, s *Scale, current *int32, replicas int32) v1.Capacity {
 	if m := s.Measured; m != nil {
-		c.RequestsPerSecond = strconv.FormatFloat(m.RequestsPerSecond, 'f', 1, 64)
-		c.CPUCores = strconv.FormatFloat(m.CPUCores, 'f', 3, 64)
-		c.MegacyclesPerRequest = strconv.FormatFloat(m.MegacyclesPerRequest, 'f', 3, 64)
-		c.RequiredMegahertz = strconv.FormatFloat(m.RequiredMHz, 'f', 0, 64)
-		recommended := s.Recommended
-		c.RecommendedReplicas = &recommended
+		measured := MeasuredCapacity(*m, s.Recommended)
+		measured.LastScaleTime, measured.LastScaleReason = c.LastScaleTime, c.LastScaleReason
+		c = measured
 	}
 	if current != nil && *current != replicas {
 		c.LastScaleTime = &metav1.Time{Time: s.At.Truncate(time.Second)}
 		c.LastScaleReason = fmt.Sprintf("%d -> %d: %s", *current, replicas, s.Reason)
 	}
 	return c
+}
+
+// MeasuredCapacity is a measurement's figures and the replicas recommended
+// for it, as a status shows them.
+func MeasuredCapacity(m autoscale.Measurement, recommended int32) v1.Capacity {
+	return v1.Capacity{
+		RequestsPerSecond:    strconv.FormatFloat(m.RequestsPerSecond, 'f', 1, 64),
+		CPUCores:             strconv.FormatFloat(m.CPUCores, 'f', 3, 64),
+		MegacyclesPerRequest: strconv.FormatFloat(m.MegacyclesPerRequest, 'f', 3, 64),
+		RequiredMegahertz:    strconv.FormatFloat(m.RequiredMHz, 'f', 0, 64),
+		RecommendedReplicas:  &recommended,
+	}
 }
 
 // orPool names who failed: a worker pod, or the pool as a whole (a burst of 5xx).

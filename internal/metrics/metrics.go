@@ -1,6 +1,6 @@
-// Package metrics makes the operator's per-pool and per-cache-tier metrics,
-// registered with its metrics endpoint, and forgets a deleted object's
-// series. The collectors and the reconcilers both count into them.
+// Package metrics makes the operator's per-pool, per-cache-tier and
+// per-farm metrics, registered with its metrics endpoint, and forgets a
+// deleted object's series. The collectors and the reconcilers both count into them.
 package metrics
 
 import (
@@ -11,9 +11,9 @@ import (
 // deleter is a metric vector whose series can be dropped by their labels.
 type deleter interface{ DeleteLabelValues(...string) bool }
 
-// poolMetrics and cacheMetrics are labelled with their object's namespace
-// and name; a deleted object's series go with it.
-var poolMetrics, cacheMetrics []deleter
+// poolMetrics, cacheMetrics and farmMetrics are labelled with their object's
+// namespace and name; a deleted object's series go with it.
+var poolMetrics, cacheMetrics, farmMetrics []deleter
 
 // poolCounters and cacheCounters start at 0 for every object (KnowPool,
 // KnowCache).
@@ -23,6 +23,7 @@ var poolCounters, cacheCounters []*prometheus.CounterVec
 var (
 	poolLabels  = []string{"namespace", "pool"}
 	cacheLabels = []string{"namespace", "cachepolicy"}
+	farmLabels  = []string{"namespace", "farm"}
 )
 
 // WorkerFailures are the failures rapid-fail protection counted: the
@@ -54,6 +55,11 @@ func CacheCounter(name, help string) *prometheus.CounterVec {
 
 func CacheGauge(name, help string) *prometheus.GaugeVec {
 	return register(&cacheMetrics, prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, cacheLabels))
+}
+
+// FarmGauge makes a farm's metric.
+func FarmGauge(name, help string) *prometheus.GaugeVec {
+	return register(&farmMetrics, prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, farmLabels))
 }
 
 func register[M interface {
@@ -93,5 +99,12 @@ func ForgetPool(namespace, pool string) {
 func ForgetCache(namespace, policy string) {
 	for _, m := range cacheMetrics {
 		m.DeleteLabelValues(namespace, policy)
+	}
+}
+
+// ForgetFarm drops a farm's series: deleted, or its frontends no longer measured.
+func ForgetFarm(namespace, farm string) {
+	for _, m := range farmMetrics {
+		m.DeleteLabelValues(namespace, farm)
 	}
 }

@@ -37,3 +37,13 @@ func TestAKnownCacheTiersCountersStartAtZero(t *testing.T) {
 		t.Errorf("after ForgetCache: %d series, want 0", n)
 	}
 }
+
+func TestAForgottenFarmsSeriesGo(t *testing.T) {
+	figure := FarmGauge("webfarm_test_frontend_figure", "a figure, for the test")
+	figure.WithLabelValues("shop", "www").Set(2.5)
+	figure.WithLabelValues("shop", "blog").Set(1)
+	ForgetFarm("shop", "www")
+	if n := testutil.CollectAndCount(figure); n != 1 {
+		t.Errorf("after ForgetFarm: %d series, want the other farm's 1", n)
+	}
+}

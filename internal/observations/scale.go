@@ -11,8 +11,12 @@ import (
 // ScaleDecision is the autoscaler's decision for a pool and when it was made.
 type ScaleDecision struct {
 	autoscale.Decision
-	At       time.Time
-	notified time.Time // when the AppPool reconciler was last told
+	// HTTPSRequestsPerSecond is the part of a farm's frontends' requests/s
+	// they served over TLS, when their figures tell it apart (nil: they do
+	// not; a pool's decision never has it).
+	HTTPSRequestsPerSecond *float64
+	At                     time.Time
+	notified               time.Time // when the AppPool reconciler was last told
 }
 
 // statusRefresh: the measured figures in a pool's status are refreshed at
@@ -27,15 +31,22 @@ func (s *Store) SetScale(pool types.NamespacedName, d autoscale.Decision, at tim
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.initialise()
-	prev, ok := s.decisions[pool]
+	return setDecision(s.decisions, pool, ScaleDecision{Decision: d, At: at})
+}
+
+// setDecision stores a decision under key and reports whether its
+// reconciler should look at it (see SetScale); s.mu is held.
+func setDecision(decisions map[types.NamespacedName]ScaleDecision, key types.NamespacedName, next ScaleDecision) bool {
+	d, at := next.Decision, next.At
+	prev, ok := decisions[key]
 	notify := !ok || prev.Replicas != d.Replicas || prev.MetricsUnavailable != d.MetricsUnavailable ||
 		(d.MetricsUnavailable && prev.Reason != d.Reason) || // another failure: its reason holds no figures that churn
 		at.Sub(prev.notified) >= statusRefresh
-	next := ScaleDecision{Decision: d, At: at, notified: prev.notified}
+	next.notified = prev.notified
 	if notify {
 		next.notified = at
 	}
-	s.decisions[pool] = next
+	decisions[key] = next
 	return notify
 }
 
@@ -52,4 +63,30 @@ func (s *Store) ForgetScale(pool types.NamespacedName) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.decisions, pool)
+}
+
+// SetFrontendScale stores the capacity report of a farm's frontends and
+// the part of their requests/s served over TLS (nil: unknown); it reports,
+// as SetScale does, whether the WebFarm reconciler should look at it (the
+// frontends' replicas never change, as a fixed pool's).
+func (s *Store) SetFrontendScale(farm types.NamespacedName, d autoscale.Decision, https *float64, at time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.initialise()
+	return setDecision(s.frontendDecisions, farm, ScaleDecision{Decision: d, HTTPSRequestsPerSecond: https, At: at})
+}
+
+// FrontendScale is the latest capacity report of a farm's frontends, if any.
+func (s *Store) FrontendScale(farm types.NamespacedName) (ScaleDecision, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok := s.frontendDecisions[farm]
+	return d, ok
+}
+
+// ForgetFrontendScale drops a farm's report (its frontends no longer run).
+func (s *Store) ForgetFrontendScale(farm types.NamespacedName) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.frontendDecisions, farm)
 }

@@ -1,8 +1,9 @@
 // Package observations is the one store of what the collectors see of each
 // pool, cache tier and farm between two decisions: per-worker requests and
 // memory, queue refusals, worker failures, CPU readings, the autoscaler's
-// decisions, when a pool last got requests, the cache tiers' counters, the
-// certificates each farm's frontends serve and the configuration each runs;
+// decisions and its reports on the farms' frontends, when a pool last got
+// requests, the cache tiers' counters, the certificates each farm's
+// frontends serve and the configuration each runs;
 // and of what a reconciler saw that its status does not keep: since when no
 // route names a cache policy.
 // The collectors write and tell the reconcilers through a Notifier; the
@@ -22,17 +23,18 @@ import (
 
 // Store holds the observations of every pool, cache tier and farm.
 type Store struct {
-	mu           sync.Mutex
-	requests     map[types.NamespacedName]map[string]int64     // pool -> worker IP -> requests
-	memory       map[types.NamespacedName]map[string]int64     // pool -> worker pod -> bytes
-	refusals     map[types.NamespacedName]QueueRefusals        // pool -> refusals not yet in its status
-	decisions    map[types.NamespacedName]ScaleDecision        // pool -> the autoscaler's latest
-	active       map[types.NamespacedName]activity             // pool -> when it last got requests
-	cache        map[types.NamespacedName]*cacheTier           // cache policy -> its tier's figures
-	certificates map[types.NamespacedName]FrontendCertificates // farm -> its frontends' certificates
-	configs      map[types.NamespacedName][]FrontendConfig     // farm -> the configuration each frontend runs
-	cpu          cpu.Tracker                                   // keyed by the pool's "namespace/name"
-	failures     health.Log                                    // keyed by the pool's "namespace/name"
+	mu                sync.Mutex
+	requests          map[types.NamespacedName]map[string]int64     // pool -> worker IP -> requests
+	memory            map[types.NamespacedName]map[string]int64     // pool -> worker pod -> bytes
+	refusals          map[types.NamespacedName]QueueRefusals        // pool -> refusals not yet in its status
+	decisions         map[types.NamespacedName]ScaleDecision        // pool -> the autoscaler's latest
+	frontendDecisions map[types.NamespacedName]ScaleDecision        // farm -> its frontends' capacity report
+	active            map[types.NamespacedName]activity             // pool -> when it last got requests
+	cache             map[types.NamespacedName]*cacheTier           // cache policy -> its tier's figures
+	certificates      map[types.NamespacedName]FrontendCertificates // farm -> its frontends' certificates
+	configs           map[types.NamespacedName][]FrontendConfig     // farm -> the configuration each frontend runs
+	cpu               cpu.Tracker                                   // keyed by the pool's "namespace/name"
+	failures          health.Log                                    // keyed by the pool's "namespace/name"
 }
 
 // initialise makes the maps; s.mu is held.
@@ -44,6 +46,7 @@ func (s *Store) initialise() {
 	s.memory = map[types.NamespacedName]map[string]int64{}
 	s.refusals = map[types.NamespacedName]QueueRefusals{}
 	s.decisions = map[types.NamespacedName]ScaleDecision{}
+	s.frontendDecisions = map[types.NamespacedName]ScaleDecision{}
 	s.active = map[types.NamespacedName]activity{}
 	s.cache = map[types.NamespacedName]*cacheTier{}
 	s.certificates = map[types.NamespacedName]FrontendCertificates{}
@@ -76,4 +79,5 @@ func (s *Store) ForgetFarm(farm types.NamespacedName) {
 	defer s.mu.Unlock()
 	delete(s.certificates, farm)
 	delete(s.configs, farm)
+	delete(s.frontendDecisions, farm)
 }

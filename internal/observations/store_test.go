@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
+	"webfarm.dev/operator/internal/autoscale"
 )
 
 func TestAWrittenCountLeavesTheStoreAndOneCountedMeanwhileStays(t *testing.T) {
@@ -97,5 +98,33 @@ func TestSinceWhenACacheTierIsUnreferencedIsNotedUntilARouteNamesItOrItIsDeleted
 	s.NoteCacheTierUnreferenced(static, at)
 	if _, ok := s.CacheTierDue(static); ok {
 		t.Error("a note made the tier's counters due")
+	}
+}
+
+func TestAFarmsFrontendReportIsKeptApartFromAPoolOfItsNameUntilTheFarmGoes(t *testing.T) {
+	var s Store
+	key := types.NamespacedName{Namespace: "shop", Name: "web"}
+	at := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	https := 25.0
+	report := autoscale.Decision{Replicas: 2, Recommended: 3, Measured: &autoscale.Measurement{RequestsPerSecond: 100}}
+	if !s.SetFrontendScale(key, report, &https, at) {
+		t.Error("a first report does not notify")
+	}
+	if s.SetFrontendScale(key, report, &https, at.Add(statusRefresh/2)) {
+		t.Error("the same report within the status refresh notifies")
+	}
+	if !s.SetFrontendScale(key, autoscale.Decision{Replicas: 2, MetricsUnavailable: true}, nil, at.Add(statusRefresh/2)) {
+		t.Error("figures that become unavailable do not notify")
+	}
+	if _, ok := s.Scale(key); ok {
+		t.Error("a farm's frontend report shows as the pool of its name's decision")
+	}
+	s.SetFrontendScale(key, report, &https, at)
+	if d, ok := s.FrontendScale(key); !ok || d.HTTPSRequestsPerSecond == nil || *d.HTTPSRequestsPerSecond != 25 {
+		t.Errorf("report %+v (stored %v), want the one with 25 requests/s over TLS", d, ok)
+	}
+	s.ForgetFarm(key)
+	if _, ok := s.FrontendScale(key); ok {
+		t.Error("a deleted farm's report stays")
 	}
 }

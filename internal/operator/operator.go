@@ -74,7 +74,7 @@ func addCollectors(mgr ctrl.Manager, models *model.Models, opts Options, o contr
 		if err != nil {
 			return err
 		}
-		scaler.Models = models
+		scaler.Models, scaler.Farms = models, o.Farms
 		collectors = append(collectors,
 			&cpumonitor.CPUMonitor{Client: c, Prometheus: opts.Prometheus, Interval: interval, Observations: o.Store, Pools: o.Pools, Models: models},
 			&workermemory.WorkerMemory{Client: c, Prometheus: opts.Prometheus, Interval: interval, Observations: o.Store},

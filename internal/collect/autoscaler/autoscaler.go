@@ -15,6 +15,7 @@ import (
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	promclient "github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,7 +40,9 @@ import (
 // the pool's .Namespace and .Pool (DNS labels: nothing in them needs
 // escaping) and must return one series per pod, labelled "pod": requests/s
 // per frontend pod from Envoy's per-cluster counters, and CPU cores per
-// worker pod from the kubelets' cAdvisor counters.
+// worker pod from the kubelets' cAdvisor counters. The CPU query measures
+// the farms' frontends too, given their .Namespace and .Farm (and an empty
+// .Pool).
 const (
 	DefaultRequestsQuery = `sum by (pod) (rate(envoy_cluster_upstream_rq_total{namespace="{{.Namespace}}",envoy_cluster_name="pool/{{.Pool}}"}[1m]))`
 	DefaultCPUQuery      = `sum by (pod) (rate(container_cpu_usage_seconds_total{namespace="{{.Namespace}}",container!="",container!="POD"}[1m]))`
@@ -66,6 +69,9 @@ type Options struct {
 	Interval time.Duration
 	// RequestsQuery and CPUQuery are Prometheus query templates; empty: the defaults.
 	RequestsQuery, CPUQuery string
+	// FrontendRequestsQuery and FrontendHTTPSRequestsQuery are the
+	// frontends' query templates; empty: the defaults.
+	FrontendRequestsQuery, FrontendHTTPSRequestsQuery string
 	// DefaultNodeMHz is the clock rate of a node without the vocabulary.NodeMHzLabel
 	// (0: DefaultNodeMHz).
 	DefaultNodeMHz float64
@@ -76,20 +82,26 @@ type Autoscaler struct {
 	Client     client.Client
 	Prometheus promv1.API
 	Interval   time.Duration
-	// RequestsQuery and CPUQuery are templates (see DefaultRequestsQuery).
-	RequestsQuery, CPUQuery *template.Template
+	// RequestsQuery and CPUQuery are templates (see DefaultRequestsQuery),
+	// and so are the frontends' (see DefaultFrontendRequestsQuery).
+	RequestsQuery, CPUQuery                           *template.Template
+	FrontendRequestsQuery, FrontendHTTPSRequestsQuery *template.Template
 	// DefaultMHz is the clock rate of a node without vocabulary.NodeMHzLabel.
 	DefaultMHz float64
 	// FarmsByPool is the field index of WebFarms by the pools their routes name.
 	FarmsByPool  string
 	Observations *observations.Store
 	Pools        *observations.Notifier
+	// Farms, when set, is told of the farms whose frontends' report changed.
+	Farms *observations.Notifier
 	// Models are the pools as their reconciler resolved them (nil: each
 	// measurement resolves them again, without the platform's facts,
 	// which the autoscaling settings do not use).
 	Models *model.Models
 
 	states map[types.NamespacedName]*autoscale.State
+	// frontends are the farms' frontends' states, by farm.
+	frontends map[types.NamespacedName]*autoscale.State
 }
 
 // New builds the autoscaler from the options.
@@ -112,6 +124,14 @@ func New(o Options, c client.Client, prom promv1.API, farmsByPool string, store 
 	if err != nil {
 		return nil, err
 	}
+	frontendRequests, err := parse("frontend requests query", o.FrontendRequestsQuery, DefaultFrontendRequestsQuery)
+	if err != nil {
+		return nil, err
+	}
+	frontendHTTPS, err := parse("frontend HTTPS requests query", o.FrontendHTTPSRequestsQuery, DefaultFrontendHTTPSRequestsQuery)
+	if err != nil {
+		return nil, err
+	}
 	mhz := o.DefaultNodeMHz
 	switch {
 	case mhz == 0:
@@ -125,6 +145,7 @@ func New(o Options, c client.Client, prom promv1.API, farmsByPool string, store 
 	}
 	return &Autoscaler{Client: c, Prometheus: prom, Interval: max(time.Second, interval),
 		RequestsQuery: requests, CPUQuery: cpuQuery, DefaultMHz: mhz, FarmsByPool: farmsByPool,
+		FrontendRequestsQuery: frontendRequests, FrontendHTTPSRequestsQuery: frontendHTTPS,
 		Observations: store, Pools: pools}, nil
 }
 
@@ -134,20 +155,30 @@ func (a *Autoscaler) NeedLeaderElection() bool { return true }
 // Start measures until ctx ends.
 func (a *Autoscaler) Start(ctx context.Context) error {
 	a.states = map[types.NamespacedName]*autoscale.State{}
+	a.frontends = map[types.NamespacedName]*autoscale.State{}
 	return collect.Every(ctx, a.Interval, a.run)
 }
 
+// run measures the pools, then the farms' frontends.
+//
+// Once Prometheus did not answer, the sweep's other pools and frontends
+// are not asked: each query would wait for its timeout, and a sweep of
+// many would take minutes to report what one query showed.
 func (a *Autoscaler) run(ctx context.Context) {
+	noAnswer := a.measurePools(ctx)
+	a.measureFrontends(ctx, noAnswer)
+}
+
+// measurePools measures every running pool; it returns the error of a
+// Prometheus that did not answer, if it did not.
+func (a *Autoscaler) measurePools(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("autoscaler")
 	var pools v1.AppPoolList
 	if err := a.Client.List(ctx, &pools); err != nil {
 		log.Error(err, "listing pools")
-		return
+		return nil
 	}
 	seen := map[types.NamespacedName]bool{}
-	// Once Prometheus did not answer, the sweep's other pools are not
-	// asked: each query would wait for its timeout, and a sweep of many
-	// pools would take minutes to report what one query showed.
 	var noAnswer error
 	for i := range pools.Items {
 		p := &pools.Items[i]
@@ -178,7 +209,7 @@ func (a *Autoscaler) run(ctx context.Context) {
 			noAnswer = obs.Err
 		}
 		d := plan(state, policyOf(resolved, a.DefaultMHz), resolved.Autoscaling != nil, current, obs)
-		record(key, d)
+		poolGauges.record(key, d)
 		if a.Observations.SetScale(key, d, obs.At) || d.Scaled {
 			a.Pools.Notify(key)
 		}
@@ -189,6 +220,7 @@ func (a *Autoscaler) run(ctx context.Context) {
 			a.Observations.ForgetScale(key)
 		}
 	}
+	return noAnswer
 }
 
 // PoolModel is the model of the pool the autoscaler measures against, or
@@ -283,7 +315,7 @@ func (a *Autoscaler) observe(ctx context.Context, p *v1.AppPool) autoscale.Obser
 		o.Err = err
 		return o
 	}
-	vars := struct{ Namespace, Pool string }{p.Namespace, p.Name}
+	vars := queryVars{Namespace: p.Namespace, Pool: p.Name}
 	requests, err := a.queryByPod(ctx, a.RequestsQuery, vars)
 	if err != nil {
 		o.Err = fmt.Errorf("requests: %w", err)
@@ -312,6 +344,10 @@ func (a *Autoscaler) observe(ctx context.Context, p *v1.AppPool) autoscale.Obser
 	}
 	return o
 }
+
+// queryVars are what the query templates are given: a pool's namespace and
+// name, or a farm's for its frontends.
+type queryVars struct{ Namespace, Pool, Farm string }
 
 // readyPods lists a namespace's ready pods of the operator with the given labels.
 func (a *Autoscaler) readyPods(ctx context.Context, namespace string, labels map[string]string) ([]corev1.Pod, error) {
@@ -370,17 +406,25 @@ func (a *Autoscaler) queryByPod(ctx context.Context, tmpl *template.Template, va
 	return prometheus.ByPodName(ctx, a.Prometheus, q.String())
 }
 
+// capacityGauges are the metrics of what the autoscaler measured of an
+// object and recommends for it.
+type capacityGauges struct {
+	recommended, megacyclesPerRequest, requiredMHz, unavailable *promclient.GaugeVec
+}
+
+var poolGauges = capacityGauges{poolRecommendedReplicas, poolMegacyclesPerRequest, poolRequiredMHz, poolMetricsUnavailable}
+
 // record exports a decision's figures; unknown figures are left out.
-func record(key types.NamespacedName, d autoscale.Decision) {
+func (g capacityGauges) record(key types.NamespacedName, d autoscale.Decision) {
 	unavailable := 0.0
 	if d.MetricsUnavailable {
 		unavailable = 1
 	}
-	poolMetricsUnavailable.WithLabelValues(key.Namespace, key.Name).Set(unavailable)
+	g.unavailable.WithLabelValues(key.Namespace, key.Name).Set(unavailable)
 	if d.Measured == nil {
 		return
 	}
-	poolRecommendedReplicas.WithLabelValues(key.Namespace, key.Name).Set(float64(d.Recommended))
-	poolMegacyclesPerRequest.WithLabelValues(key.Namespace, key.Name).Set(d.Measured.MegacyclesPerRequest)
-	poolRequiredMHz.WithLabelValues(key.Namespace, key.Name).Set(d.Measured.RequiredMHz)
+	g.recommended.WithLabelValues(key.Namespace, key.Name).Set(float64(d.Recommended))
+	g.megacyclesPerRequest.WithLabelValues(key.Namespace, key.Name).Set(d.Measured.MegacyclesPerRequest)
+	g.requiredMHz.WithLabelValues(key.Namespace, key.Name).Set(d.Measured.RequiredMHz)
 }

@@ -167,8 +167,8 @@ func TestASweepStopsAskingPrometheusOnceItDoesNotAnswer(t *testing.T) {
 
 	stub.Set(pool.Namespace, requestsMetric, testutil.PromAnswer{Error: "query timed out"})
 	a.run(context.Background())
-	if n := stub.Queries(); n != 3 {
-		t.Errorf("after an answered error the sweep asked Prometheus %d times in all, want 3: each pool its own", n)
+	if n := stub.Queries(); n != 4 {
+		t.Errorf("after an answered error the sweep asked Prometheus %d times in all, want 4: each pool its own, and the farm's frontends theirs", n)
 	}
 }
 
