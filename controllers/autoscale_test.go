@@ -334,6 +334,23 @@ func TestAnIncompleteMeasurementNeverScalesIn(t *testing.T) {
 // operatorGauge reads a pool's gauge from the running operator's metrics.
 func operatorGauge(t *testing.T, name, ns, pool string) float64 {
 	t.Helper()
+	return labelledGauge(t, name, map[string]string{"namespace": ns, "pool": pool})
+}
+
+// matches: the labels hold every wanted one.
+func matches(labels, want map[string]string) bool {
+	for k, v := range want {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// labelledGauge is the operator's gauge of that name with those labels, or
+// -1 when it exports none.
+func labelledGauge(t *testing.T, name string, want map[string]string) float64 {
+	t.Helper()
 	families, err := metrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -347,10 +364,66 @@ func operatorGauge(t *testing.T, name, ns, pool string) float64 {
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			if labels["namespace"] == ns && labels["pool"] == pool {
+			if matches(labels, want) {
 				return m.GetGauge().GetValue()
 			}
 		}
 	}
 	return -1
+}
+
+// A farm's frontends are measured as a fixed pool is: one frontend serving
+// 150 requests/s (50 over TLS) on 0.682 cores of a 550 MHz node costs 2.5
+// megacycles a request and needs 1,250 MHz at 30 %, 5 frontends of the
+// default half a core; the status shows it as a report, and the figures go
+// when Prometheus cannot give them.
+func TestAFarmShowsItsFrontendsCapacity(t *testing.T) {
+	ns := newNamespace(t)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-550mhz", Labels: map[string]string{vocabulary.NodeMHzLabel: "550"}}}
+	create(t, node)
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), node) })
+
+	farm := webFarm(ns, "web")
+	create(t, appPool(ns, "shop"), appPool(ns, "blog"), cachePolicy(ns, "static"), farm)
+	frontend := readyPod(t, ns, "web-frontend-0", vocabulary.ComponentFrontend, "web", node.Name)
+	promStub.Set(ns, `envoy_http_conn_manager_prefix=~"farm|farm_https"`, testutil.PromAnswer{ByPod: map[string]string{frontend.Name: "150"}})
+	promStub.Set(ns, `envoy_http_conn_manager_prefix="farm_https"`, testutil.PromAnswer{ByPod: map[string]string{frontend.Name: "50"}})
+	promStub.Set(ns, "container_cpu_usage_seconds_total", testutil.PromAnswer{ByPod: map[string]string{frontend.Name: "0.682"}})
+
+	testutil.Eventually(t, timeout, func() error {
+		if err := get(farm, ns, "web"); err != nil {
+			return err
+		}
+		c := farm.Status.FrontendCapacity
+		got := fmt.Sprintf("%s req/s (%s over TLS), %s cores, %s Mc/req, %s MHz, %v recommended", c.RequestsPerSecond, c.HTTPSRequestsPerSecond,
+			c.CPUCores, c.MegacyclesPerRequest, c.RequiredMegahertz, ptr.Deref(c.RecommendedReplicas, -1))
+		if want := "150.0 req/s (50.0 over TLS), 0.682 cores, 2.501 Mc/req, 1250 MHz, 5 recommended"; got != want {
+			return fmt.Errorf("status.frontendCapacity %s, want %s", got, want)
+		}
+		return nil
+	})
+	var frontends appsv1.Deployment
+	if err := get(&frontends, ns, vocabulary.FrontendName("web")); err != nil || ptr.Deref(frontends.Spec.Replicas, -1) != v1.DefaultFrontendReplicas {
+		t.Errorf("frontend Deployment at %v replicas (%v), want its own %d: the recommendation is a report",
+			ptr.Deref(frontends.Spec.Replicas, -1), err, v1.DefaultFrontendReplicas)
+	}
+	if got := labelledGauge(t, "webfarm_frontend_megacycles_per_request", map[string]string{"namespace": ns, "farm": "web"}); got < 2.50 || got > 2.51 {
+		t.Errorf("frontend megacycles-per-request gauge %v, want 2.501", got)
+	}
+
+	t.Run("unavailable metrics clear the figures", func(t *testing.T) {
+		promStub.Set(ns, `envoy_http_conn_manager_prefix=~"farm|farm_https"`, testutil.PromAnswer{Error: "the query timed out"})
+		testutil.Eventually(t, timeout, func() error {
+			if err := get(farm, ns, "web"); err != nil {
+				return err
+			}
+			if c := farm.Status.FrontendCapacity; c != (v1.FrontendCapacity{}) {
+				return fmt.Errorf("status.frontendCapacity %+v, want none", c)
+			}
+			if got := labelledGauge(t, "webfarm_frontend_metrics_unavailable", map[string]string{"namespace": ns, "farm": "web"}); got != 1 {
+				return fmt.Errorf("frontend metrics-unavailable gauge %v, want 1", got)
+			}
+			return nil
+		})
+	})
 }
