@@ -273,7 +273,7 @@ spec:
 		t.Logf("50 page loads kept www worker %s; cookies %v", first, names)
 	})
 
-	t.Run("the fixed www pool under load shows its requests/s and megacycles per request, and keeps its 2 workers", func(t *testing.T) {
+	t.Run("the fixed www pool and the farm's frontends under load show their requests/s and megacycles per request, and keep their replicas", func(t *testing.T) {
 		client := cluster.ClientPod(t, ns)
 		url := fmt.Sprintf("http://contoso-frontend.%s.svc.cluster.local/", ns)
 		// hey in the client pod cannot be stopped from here: the load runs
@@ -332,6 +332,38 @@ spec:
 			t.Errorf("kubectl get apppools shows www at REQ/S %q, MCYCLES/REQ %q, want figures:\n%s", rps, megacycles, listing)
 		}
 		expectPoolMetric(t, "webfarm_pool_megacycles_per_request", ns, "www", "> 0")
+
+		// The farm's frontends carry the same load and are measured the
+		// same way; their figures are a report (the frontend keeps its 2).
+		framework.Eventually(t, 150*time.Second, func() error {
+			figures = cluster.Run(t, "get", "webfarm", "contoso", "-n", ns, "-o",
+				"jsonpath={.status.frontendCapacity.requestsPerSecond} {.status.frontendCapacity.megacyclesPerRequest} {.status.frontendCapacity.recommendedReplicas}")
+			f := strings.Fields(figures)
+			if len(f) != 3 {
+				return fmt.Errorf("status.frontendCapacity %q: not measured yet", figures)
+			}
+			rps, errR := strconv.ParseFloat(f[0], 64)
+			megacycles, errM := strconv.ParseFloat(f[1], 64)
+			if errR != nil || errM != nil || rps < sampleLoadRate/4 || !(megacycles > 0) || f[2] == "0" {
+				return fmt.Errorf("requests/s, megacycles/request, recommended %q: want at least %d requests/s at more than 0 megacycles", figures, sampleLoadRate/4)
+			}
+			return nil
+		})
+		t.Logf("contoso's frontends (requests/s, megacycles/request, recommended frontends): %s", figures)
+		if r := cluster.Run(t, "get", "deployment", "contoso-frontend", "-n", ns, "-o", "jsonpath={.spec.replicas}"); r != "2" {
+			t.Errorf("the frontend runs %s replicas, want its own 2: the recommendation is a report", r)
+		}
+		listing = cluster.Run(t, "get", "webfarms", "-n", ns)
+		if rps, megacycles := listedColumn(listing, "contoso", "REQ/S"), listedColumn(listing, "contoso", "MCYCLES/REQ"); rps == "" || megacycles == "" {
+			t.Errorf("kubectl get webfarms shows contoso at REQ/S %q, MCYCLES/REQ %q, want figures:\n%s", rps, megacycles, listing)
+		}
+		expr := fmt.Sprintf(`webfarm_frontend_megacycles_per_request{namespace=%q,farm="contoso"} > 0`, ns)
+		cluster.EventuallyQuery(t, time.Minute, expr, func(s []framework.Sample) error {
+			if len(s) != 1 {
+				return fmt.Errorf("%s: samples %v, want one", expr, s)
+			}
+			return nil
+		})
 	})
 
 	t.Run("the operator's metrics count both Envoys connected over xDS and no rejected configuration", func(t *testing.T) {
