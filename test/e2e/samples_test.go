@@ -309,14 +309,9 @@ spec:
 		framework.Eventually(t, 150*time.Second, func() error {
 			figures = cluster.Run(t, "get", "apppool", "www", "-n", ns, "-o",
 				"jsonpath={.status.capacity.requestsPerSecond} {.status.capacity.megacyclesPerRequest} {.status.capacity.requiredMegahertz} {.status.capacity.recommendedReplicas} {.status.replicas}")
-			f := strings.Fields(figures)
-			if len(f) != 5 {
-				return fmt.Errorf("status.capacity %q: not measured yet", figures)
-			}
-			rps, errR := strconv.ParseFloat(f[0], 64)
-			megacycles, errM := strconv.ParseFloat(f[1], 64)
-			if errR != nil || errM != nil || rps < sampleLoadRate/4 || !(megacycles > 0) || f[3] == "0" {
-				return fmt.Errorf("requests/s, megacycles/request, MHz, recommended, replicas %q: want at least %d requests/s at more than 0 megacycles", figures, sampleLoadRate/4)
+			f, err := loadFigures(figures, 5, 3)
+			if err != nil {
+				return fmt.Errorf("status.capacity (requests/s, megacycles/request, MHz, recommended, replicas) %w", err)
 			}
 			if f[4] != "2" {
 				t.Fatalf("replicas %s with a recommendation of %s: a fixed pool keeps its 2 workers", f[4], f[3])
@@ -338,14 +333,8 @@ spec:
 		framework.Eventually(t, 150*time.Second, func() error {
 			figures = cluster.Run(t, "get", "webfarm", "contoso", "-n", ns, "-o",
 				"jsonpath={.status.frontendCapacity.requestsPerSecond} {.status.frontendCapacity.megacyclesPerRequest} {.status.frontendCapacity.recommendedReplicas}")
-			f := strings.Fields(figures)
-			if len(f) != 3 {
-				return fmt.Errorf("status.frontendCapacity %q: not measured yet", figures)
-			}
-			rps, errR := strconv.ParseFloat(f[0], 64)
-			megacycles, errM := strconv.ParseFloat(f[1], 64)
-			if errR != nil || errM != nil || rps < sampleLoadRate/4 || !(megacycles > 0) || f[2] == "0" {
-				return fmt.Errorf("requests/s, megacycles/request, recommended %q: want at least %d requests/s at more than 0 megacycles", figures, sampleLoadRate/4)
+			if _, err := loadFigures(figures, 3, 2); err != nil {
+				return fmt.Errorf("status.frontendCapacity (requests/s, megacycles/request, recommended) %w", err)
 			}
 			return nil
 		})
@@ -492,6 +481,23 @@ func mustParseURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// loadFigures splits a status's n capacity figures (requests/s and
+// megacycles/request first, the recommended count at index recommended)
+// and checks that they show the sample's load: at least a quarter of its
+// requests/s, at more than 0 megacycles, with a recommendation.
+func loadFigures(figures string, n, recommended int) ([]string, error) {
+	f := strings.Fields(figures)
+	if len(f) != n {
+		return nil, fmt.Errorf("%q: not measured yet", figures)
+	}
+	rps, errR := strconv.ParseFloat(f[0], 64)
+	megacycles, errM := strconv.ParseFloat(f[1], 64)
+	if errR != nil || errM != nil || rps < sampleLoadRate/4 || !(megacycles > 0) || f[recommended] == "0" {
+		return nil, fmt.Errorf("%q: want at least %d requests/s at more than 0 megacycles, and a recommendation", figures, sampleLoadRate/4)
+	}
+	return f, nil
 }
 
 // listedColumn is a row's value in a column of kubectl get's table ("" when
