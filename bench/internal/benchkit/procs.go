@@ -180,10 +180,15 @@ func FreePorts(n int) ([]int, error) { return testutil.FreePorts(n) }
 // throughput by up to 2x from one run to the next; fixed places make runs
 // comparable, and give each hop one core.
 func Placement(pin bool) (cpus, hopCPUs string, hop int) {
-	if !pin || runtime.NumCPU() < 2 {
+	return placementOn(pin, runtime.NumCPU())
+}
+
+// placementOn is Placement on a machine of n processors.
+func placementOn(pin bool, n int) (cpus, hopCPUs string, hop int) {
+	if !pin || n < 2 {
 		return "", "", -1
 	}
-	hop = runtime.NumCPU() - 1
+	hop = n - 1
 	return "0", strconv.Itoa(hop), hop
 }
 

@@ -3,7 +3,6 @@ package benchkit
 import (
 	"context"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -91,18 +90,24 @@ func TestFreePorts(t *testing.T) {
 	}
 }
 
-func TestPlacementUnpinnedIsAnyProcessor(t *testing.T) {
-	if cpus, hopCPUs, hop := Placement(false); cpus != "" || hopCPUs != "" || hop != -1 {
-		t.Errorf("got %q %q %d, want any processor", cpus, hopCPUs, hop)
+func TestPlacement(t *testing.T) {
+	tests := []struct {
+		name         string
+		pin          bool
+		processors   int
+		cpus, hopCPU string
+		hop          int
+	}{
+		{"unpinned, every process may run on any processor", false, 4, "", "", -1},
+		{"pinned on one processor there is nothing to pin", true, 1, "", "", -1},
+		{"pinned on two processors the hop has the second", true, 2, "0", "1", 1},
+		{"pinned on four processors the hop has the last", true, 4, "0", "3", 3},
 	}
-}
-
-func TestPlacementPinnedPutsTheHopOnTheLastProcessor(t *testing.T) {
-	n := runtime.NumCPU()
-	if n < 2 {
-		t.Skip("one processor: there is nothing to pin")
-	}
-	if cpus, hopCPUs, hop := Placement(true); cpus != "0" || hopCPUs != strconv.Itoa(n-1) || hop != n-1 {
-		t.Errorf("got %q %q %d, want 0 and the last of %d processors", cpus, hopCPUs, hop, n)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if cpus, hopCPUs, hop := placementOn(tt.pin, tt.processors); cpus != tt.cpus || hopCPUs != tt.hopCPU || hop != tt.hop {
+				t.Errorf("got %q %q %d, want %q %q %d", cpus, hopCPUs, hop, tt.cpus, tt.hopCPU, tt.hop)
+			}
+		})
 	}
 }
