@@ -217,7 +217,7 @@ func TestAFixedPoolShowsItsCapacityAndKeepsItsWorkers(t *testing.T) {
 		if want := "150.0 req/s, 0.682 cores, 2.501 Mc/req, 1250 MHz, 5 recommended"; got != want {
 			return fmt.Errorf("status.capacity %s, want %s", got, want)
 		}
-		if m := meta.FindStatusCondition(pool.Status.Conditions, v1.ConditionMetricsAvailable); m == nil || m.Status != metav1.ConditionTrue || !strings.Contains(m.Message, "a report only: the pool keeps its fixed 2") {
+		if m := meta.FindStatusCondition(pool.Status.Conditions, v1.ConditionMetricsAvailable); m == nil || m.Status != metav1.ConditionTrue || !strings.Contains(m.Message, "a report only: keeping its fixed 2") {
 			return fmt.Errorf("MetricsAvailable %+v, want True, saying the recommendation is a report", m)
 		}
 		return nil
@@ -426,4 +426,36 @@ func TestAFarmShowsItsFrontendsCapacity(t *testing.T) {
 			return nil
 		})
 	})
+}
+
+// A farm with frontend.autoscaling runs the frontends its load needs
+// within its bounds: the load above needs 5, its maximum gives 3, and the
+// change is told in an event and the status.
+func TestAFarmThatAsksScalesItsFrontends(t *testing.T) {
+	ns := newNamespace(t)
+	farm := webFarm(ns, "web")
+	farm.Spec.Frontend.Autoscaling = &v1.FrontendAutoscaling{MinReplicas: 1, MaxReplicas: 3}
+	create(t, appPool(ns, "shop"), appPool(ns, "blog"), cachePolicy(ns, "static"), farm)
+	frontend := readyPod(t, ns, "web-frontend-0", vocabulary.ComponentFrontend, "web", "")
+	promStub.Set(ns, `envoy_http_conn_manager_prefix=~"farm|farm_https"`, testutil.PromAnswer{ByPod: map[string]string{frontend.Name: "150"}})
+	promStub.Set(ns, `envoy_http_conn_manager_prefix="farm_https"`, testutil.PromAnswer{ByPod: map[string]string{}})
+	promStub.Set(ns, "container_cpu_usage_seconds_total", testutil.PromAnswer{ByPod: map[string]string{frontend.Name: "1.5"}})
+
+	testutil.Eventually(t, timeout, func() error {
+		var frontends appsv1.Deployment
+		if err := get(&frontends, ns, vocabulary.FrontendName("web")); err != nil {
+			return err
+		}
+		if n := ptr.Deref(frontends.Spec.Replicas, -1); n != 3 {
+			return fmt.Errorf("frontend Deployment at %d replicas, want autoscaling's maximum 3", n)
+		}
+		if err := get(farm, ns, "web"); err != nil {
+			return err
+		}
+		if c := farm.Status.FrontendCapacity; c.LastScaleTime == nil || !strings.HasPrefix(c.LastScaleReason, "2 -> 3") {
+			return fmt.Errorf("status.frontendCapacity's last scaling %v %q, want 2 -> 3", c.LastScaleTime, c.LastScaleReason)
+		}
+		return nil
+	})
+	expectEvent(t, ns, "web", v1.ReasonScaledOut, "2 -> 3 frontends")
 }

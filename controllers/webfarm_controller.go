@@ -175,13 +175,19 @@ func (r *WebFarmReconciler) reconcile(ctx context.Context, farm *v1.WebFarm, m m
 	if err != nil {
 		return failed(err)
 	}
+	scaling, err := r.scaleFrontends(ctx, farm, &m)
+	if err != nil {
+		return failed(err)
+	}
 	frontend, err := r.applyChildren(ctx, m)
 	if err != nil {
 		return failed(err)
 	}
+	if scaling.EventReason != "" {
+		r.Recorder.Eventf(farm, nil, corev1.EventTypeNormal, scaling.EventReason, "Autoscale", "%s", scaling.EventMessage)
+	}
 	desired, ready, _ := replicaCounts(frontend)
 	farm.Status.FrontendReplicas = readyCount(ready, desired)
-	r.setFrontendCapacity(farm)
 	fv, err := observeWorkload(ctx, r.Client, "frontend", frontend)
 	if err != nil {
 		return failed(err)

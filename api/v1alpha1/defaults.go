@@ -5,6 +5,7 @@ package v1alpha1
 // a test against the real API server keeps the two in step.
 const (
 	DefaultFrontendReplicas   = 2
+	DefaultFrontendMaxScale   = 4
 	DefaultFrontendPort       = 80
 	DefaultFrontendHTTPSPort  = 443
 	DefaultTLSMinVersion      = "1.2"

@@ -261,6 +261,14 @@ func TestAPIServerFillsInIISDefaults(t *testing.T) {
 		  frontend: {accessLog: {}}
 	`, &loggedFarm)
 
+	var scaledFarm v1.WebFarm
+	create("WebFarm", `
+		metadata: {name: scaled-farm}
+		spec:
+		  sites: [{name: www, hosts: [www.example.com], routes: [{appPool: pool}]}]
+		  frontend: {autoscaling: {}}
+	`, &scaledFarm)
+
 	deref32 := func(p *int32) any {
 		if p == nil {
 			return "<unset>"
@@ -286,6 +294,12 @@ func TestAPIServerFillsInIISDefaults(t *testing.T) {
 		t.Errorf("spec.autoscaling of the pool with autoscaling: {} was dropped")
 	} else {
 		autoscaling = *scaled.Spec.Autoscaling
+	}
+	var frontendScaling v1.FrontendAutoscaling
+	if scaledFarm.Spec.Frontend.Autoscaling == nil {
+		t.Errorf("spec.frontend.autoscaling of the farm with autoscaling: {} was dropped")
+	} else {
+		frontendScaling = *scaledFarm.Spec.Frontend.Autoscaling
 	}
 	cpuLimit := scaled.Spec.CPULimit
 	if cpuLimit.Percent == 0 {
@@ -357,6 +371,10 @@ func TestAPIServerFillsInIISDefaults(t *testing.T) {
 		{"AppPool spec.autoscaling.targetCPUUtilizationPercent is 30", autoscaling.TargetCPUUtilizationPercent, int32(30)},
 		{"AppPool spec.autoscaling.stabilizationWindow", string(autoscaling.StabilizationWindow), v1.DefaultStabilization},
 		{"AppPool spec.autoscaling.fallbackReplicas stays unset", deref32(autoscaling.FallbackReplicas), "<unset>"},
+		{"WebFarm spec.frontend.autoscaling.minReplicas", frontendScaling.MinReplicas, int32(v1.DefaultMinReplicas)},
+		{"WebFarm spec.frontend.autoscaling.maxReplicas", frontendScaling.MaxReplicas, int32(v1.DefaultFrontendMaxScale)},
+		{"WebFarm spec.frontend.autoscaling.targetCPUUtilizationPercent", frontendScaling.TargetCPUUtilizationPercent, int32(v1.DefaultTargetCPUPercent)},
+		{"WebFarm spec.frontend.autoscaling.stabilizationWindow", string(frontendScaling.StabilizationWindow), v1.DefaultStabilization},
 		// CachePolicy.
 		{"CachePolicy spec.frequentHitThreshold", cache.Spec.FrequentHitThreshold, int32(v1.DefaultHitThreshold)},
 		{"CachePolicy spec.frequentHitThreshold is IIS's 2", cache.Spec.FrequentHitThreshold, int32(2)},

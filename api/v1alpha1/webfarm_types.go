@@ -314,13 +314,24 @@ type ErrorPage struct {
 
 // Frontend configures the Envoy frontend.
 type Frontend struct {
-	// replicas is the number of Envoy pods.
+	// replicas is the number of Envoy pods; with autoscaling, the number
+	// they start at (within its bounds) until the first measurement.
 	//
 	// +optional
 	// +default=2
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	Replicas int32 `json:"replicas,omitempty"`
+
+	// autoscaling sizes the frontends from their measured cycles per request
+	// (status.frontendCapacity), by a pool's rules: out at once when the load
+	// needs more cycles than they offer at the target utilisation, in only
+	// after the need has stayed lower for the stabilisation window, never on
+	// incomplete figures. A frontend that leaves drains its open connections
+	// first.
+	//
+	// +optional
+	Autoscaling *FrontendAutoscaling `json:"autoscaling,omitempty"`
 
 	// service exposes the frontend.
 	//
@@ -576,6 +587,45 @@ type AccessLog struct {
 // +kubebuilder:validation:Enum="1.2";"1.3"
 type TLSVersion string
 
+// FrontendAutoscaling sizes a farm's Envoy frontends from their measured
+// cycles per request, as Autoscaling sizes a pool.
+//
+// +kubebuilder:validation:XValidation:rule="self.minReplicas <= self.maxReplicas",message="minReplicas must be less than or equal to maxReplicas"
+type FrontendAutoscaling struct {
+	// minReplicas is the fewest frontends the farm keeps.
+	//
+	// +optional
+	// +default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	MinReplicas int32 `json:"minReplicas,omitempty"`
+
+	// maxReplicas is the most frontends the farm starts.
+	//
+	// +optional
+	// +default=4
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	MaxReplicas int32 `json:"maxReplicas,omitempty"`
+
+	// targetCPUUtilizationPercent is the share of the frontends' cycles the
+	// load may use (the capacity-planning policy of 30 %).
+	//
+	// +optional
+	// +default=30
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	TargetCPUUtilizationPercent int32 `json:"targetCPUUtilizationPercent,omitempty"`
+
+	// stabilizationWindow is how long the recommendation must stay lower
+	// before the farm removes a frontend.
+	//
+	// +optional
+	// +default="300s"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?([0-9]{1,9}ms)?$') || (duration(self) <= duration('24h'))",message="stabilizationWindow must be at most 24h"
+	StabilizationWindow Duration `json:"stabilizationWindow,omitempty"`
+}
+
 // FrontendTLS configures the frontend's HTTPS listener.
 type FrontendTLS struct {
 	// minVersion is the oldest TLS version the frontend accepts.
@@ -811,8 +861,8 @@ type WebFarmStatus struct {
 	FrontendConfig FrontendConfigStatus `json:"frontendConfig,omitzero"`
 
 	// frontendCapacity is what the autoscaler measured of the farm's
-	// frontends and what their load needs: a report, the frontend's
-	// replicas do not follow it.
+	// frontends and what their load needs: with frontend.autoscaling the
+	// frontends follow it, without it is a report.
 	//
 	// +optional
 	FrontendCapacity FrontendCapacity `json:"frontendCapacity,omitzero"`
@@ -843,17 +893,29 @@ type FrontendCapacity struct {
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	MegacyclesPerRequest string `json:"megacyclesPerRequest,omitempty"`
-	// requiredMegahertz is the cycles per second the load needs at 30 %
-	// utilisation, the default target of a pool's autoscaling.
+	// requiredMegahertz is the cycles per second the load needs at the
+	// target utilisation (frontend.autoscaling.targetCPUUtilizationPercent,
+	// or 30 %, a pool's default target).
 	//
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	RequiredMegahertz string `json:"requiredMegahertz,omitempty"`
 	// recommendedReplicas is how many frontends of frontend.cpu give the
-	// required cycles; a report: frontend.replicas still sets them.
+	// required cycles; with frontend.autoscaling the frontends follow it,
+	// without it is a report: frontend.replicas sets them.
 	//
 	// +optional
 	RecommendedReplicas *int32 `json:"recommendedReplicas,omitempty"`
+	// lastScaleTime is when frontend.autoscaling last changed the
+	// frontends' replicas.
+	//
+	// +optional
+	LastScaleTime *metav1.Time `json:"lastScaleTime,omitempty"`
+	// lastScaleReason says why.
+	//
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	LastScaleReason string `json:"lastScaleReason,omitempty"`
 }
 
 // FrontendConfigStatus is which routing configuration a farm's frontends

@@ -137,6 +137,11 @@ var webFarmCases = []manifestCase{
 	// Frontend.
 	refused("an unavailableResponse L3 is refused", `spec: {unavailableResponse: L3}`, `spec.unavailableResponse: Unsupported value: "L3"`, `"L7", "L4"`),
 	refused("zero frontend replicas are refused", `spec: {frontend: {replicas: 0}}`, "spec.frontend.replicas", "should be greater than or equal to 1"),
+	accepted("frontends autoscaled between 2 and 6 are accepted", `spec: {frontend: {autoscaling: {minReplicas: 2, maxReplicas: 6, targetCPUUtilizationPercent: 50, stabilizationWindow: 2m}}}`),
+	refused("frontend autoscaling with minReplicas above maxReplicas is refused", `spec: {frontend: {autoscaling: {minReplicas: 5, maxReplicas: 3}}}`, "spec.frontend.autoscaling", "minReplicas must be less than or equal to maxReplicas"),
+	refused("frontend autoscaling with minReplicas above the default maxReplicas is refused", `spec: {frontend: {autoscaling: {minReplicas: 5}}}`, "spec.frontend.autoscaling", "minReplicas must be less than or equal to maxReplicas"),
+	refused("more than 100 autoscaled frontends are refused", `spec: {frontend: {autoscaling: {maxReplicas: 101}}}`, "spec.frontend.autoscaling.maxReplicas", "should be less than or equal to 100"),
+	refused("a frontend stabilisation window over a day is refused", `spec: {frontend: {autoscaling: {stabilizationWindow: 25h}}}`, "spec.frontend.autoscaling.stabilizationWindow", "stabilizationWindow must be at most 24h"),
 	refused("a connection timeout written as '10 minutes' is refused", `spec: {frontend: {connectionTimeout: 10 minutes}}`, `spec.frontend.connectionTimeout: Invalid value: "10 minutes"`, "should match"),
 	refused("a negative request timeout is refused", `spec: {frontend: {requestTimeout: "-5s"}}`, `spec.frontend.requestTimeout: Invalid value: "-5s"`, "should match"),
 	refused("a connection timeout of 2h is refused", `spec: {frontend: {connectionTimeout: 2h}}`, "spec.frontend.connectionTimeout", "connectionTimeout must be between 1s and 1h"),

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"webfarm.dev/operator/internal/capacity"
@@ -44,6 +45,20 @@ type Policy struct {
 	// last ScaleUpLead and its trend over the last trendLeads of them
 	// support. 0: plan for the measured load only.
 	ScaleUpLead time.Duration
+	// Replicas names what is scaled in the reasons ("frontends"); empty:
+	// "workers".
+	Replicas string
+}
+
+// one is what the policy's reasons call one replica.
+func (p Policy) one() string { return strings.TrimSuffix(p.noun(), "s") }
+
+// noun is what the policy's reasons call replicas.
+func (p Policy) noun() string {
+	if p.Replicas == "" {
+		return "workers"
+	}
+	return p.Replicas
 }
 
 // Observation is one reading of a pool's metrics over a window.
@@ -124,15 +139,15 @@ func (s *State) Decide(p Policy, current int32, o Observation) Decision {
 			hold = max(hold, *p.FallbackReplicas)
 		}
 		hold = min(hold, max(current, p.MaxReplicas))
-		return decision(current, hold, hold, nil, true, fmt.Sprintf("metrics unavailable (%v): holding %d workers", err, hold))
+		return decision(current, hold, hold, nil, true, fmt.Sprintf("metrics unavailable (%v): holding %d %s", err, hold, p.noun()))
 	}
 	margined := recommended
 	if r, err := replicasFor(m.RequiredMHz*(1+scaleInMargin), p, o.Workers); err == nil {
 		margined = max(recommended, r)
 	}
 	s.remember(recommendation{at: o.At, replicas: recommended, withMargin: margined}, marginWindows*p.StabilizationWindow)
-	why := fmt.Sprintf("%.1f requests/s x %.2f megacycles/request at %.0f %% target needs %.0f MHz: %d workers",
-		m.RequestsPerSecond, m.MegacyclesPerRequest, p.TargetUtilization*100, m.RequiredMHz, recommended)
+	why := fmt.Sprintf("%.1f requests/s x %.2f megacycles/request at %.0f %% target needs %.0f MHz: %d %s",
+		m.RequestsPerSecond, m.MegacyclesPerRequest, p.TargetUtilization*100, m.RequiredMHz, recommended, p.noun())
 	if m.PlannedRequestsPerSecond > m.RequestsPerSecond {
 		why = fmt.Sprintf("rising to %.1f requests/s within %s; ", m.PlannedRequestsPerSecond, p.ScaleUpLead) + why
 	}
@@ -144,7 +159,7 @@ func (s *State) Decide(p Policy, current int32, o Observation) Decision {
 		// Above a lowered maximum: down to it at once, no lower until stable.
 		return decision(current, p.MaxReplicas, recommended, m, false, why+fmt.Sprintf("; down to maxReplicas %d", p.MaxReplicas))
 	case !o.Complete:
-		return decision(current, current, recommended, m, false, why+"; holding: not every worker was measured")
+		return decision(current, current, recommended, m, false, why+"; holding: not every "+p.one()+" was measured")
 	case o.At.Sub(s.since) < p.StabilizationWindow:
 		return decision(current, current, recommended, m, false, why+"; holding until the stabilisation window has passed")
 	}
@@ -164,12 +179,12 @@ func (s *State) Report(p Policy, current int32, o Observation) Decision {
 	m, recommended, err := s.recommend(p, o)
 	if err != nil {
 		return decision(current, current, current, nil, true,
-			fmt.Sprintf("metrics unavailable (%v); the pool keeps its %d workers", err, current))
+			fmt.Sprintf("metrics unavailable (%v); keeping its %d %s", err, current, p.noun()))
 	}
-	why := fmt.Sprintf("%.1f requests/s x %.2f megacycles/request at %.0f %% target needs %.0f MHz: %d workers recommended; a report only: the pool keeps its fixed %d",
-		m.RequestsPerSecond, m.MegacyclesPerRequest, p.TargetUtilization*100, m.RequiredMHz, recommended, current)
+	why := fmt.Sprintf("%.1f requests/s x %.2f megacycles/request at %.0f %% target needs %.0f MHz: %d %s recommended; a report only: keeping its fixed %d",
+		m.RequestsPerSecond, m.MegacyclesPerRequest, p.TargetUtilization*100, m.RequiredMHz, recommended, p.noun(), current)
 	if !o.Complete {
-		why += "; not every worker was measured: the figures may understate the load"
+		why += "; not every " + p.one() + " was measured: the figures may understate the load"
 	}
 	return decision(current, current, recommended, m, false, why)
 }

@@ -204,7 +204,7 @@ func TestReport(t *testing.T) {
 		reason          string
 	}{
 		{"the case study's 600 requests/s recommend 10 workers to a pool fixed at 3, which keeps 3", nil, 3,
-			load(t0, 600, 3, 550), true, 10, "10 workers recommended; a report only: the pool keeps its fixed 3"},
+			load(t0, 600, 3, 550), true, 10, "10 workers recommended; a report only: keeping its fixed 3"},
 		{"a light load recommends fewer workers than the pool runs, and it keeps them", nil, 10,
 			load(t0, 150, 10, 550), true, 3, "needs 1250 MHz: 3 workers recommended"},
 		{"a worker without figures is reported as an understatement", nil, 3,

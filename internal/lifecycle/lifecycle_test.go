@@ -334,7 +334,7 @@ func TestAPoolCannotStartWhenItsStatusSaysSoForItsGeneration(t *testing.T) {
 // its status, as a report: its workers stay at spec.replicas.
 func TestAFixedPoolReportsItsCapacityAndKeepsItsReplicas(t *testing.T) {
 	pool := model.Pool{Name: "www", Replicas: ptr.To[int32](2)}
-	measured := &Scale{Decision: autoscale.Decision{Replicas: 2, Recommended: 6, Reason: "a report only: the pool keeps its fixed 2",
+	measured := &Scale{Decision: autoscale.Decision{Replicas: 2, Recommended: 6, Reason: "a report only: keeping its fixed 2",
 		Measured: &autoscale.Measurement{RequestsPerSecond: 100, CPUCores: 0.8, MegacyclesPerRequest: 16, RequiredMHz: 5333.3}}, At: now}
 	unavailable := &Scale{Decision: autoscale.Decision{Replicas: 2, Recommended: 2, MetricsUnavailable: true, Reason: "metrics unavailable (no series)"}, At: now}
 	for _, tt := range []struct {

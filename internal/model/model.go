@@ -383,7 +383,14 @@ type Frontend struct {
 	Service       ServiceExposure
 	Placement     Placement
 	ClientLimits  ClientLimits
+	// Autoscaling: the frontends follow their measured cycles per request
+	// (Replicas is then the count they start at); nil: Replicas.
+	Autoscaling *Autoscaling
 }
+
+// MaxFrontendReplicas is the most frontends a farm runs (frontend.replicas
+// and frontend.autoscaling.maxReplicas).
+const MaxFrontendReplicas = 100
 
 // ClientLimits bound one client's share of a frontend replica.
 type ClientLimits struct {

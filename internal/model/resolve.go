@@ -53,6 +53,7 @@ func ResolveFarm(f *v1.WebFarm, p Platform) (Farm, error) {
 	out.Frontend.Service = resolveServiceExposure(fe.Service, out.Frontend.ServiceType, &errs)
 	out.Frontend.Placement = resolvePlacement("frontend.placement", fe.Placement, &errs)
 	out.Frontend.ClientLimits = resolveClientLimits(fe.ClientLimits, &errs)
+	out.Frontend.Autoscaling = resolveFrontendAutoscaling(fe.Autoscaling, &errs)
 	if p := out.Frontend.AccessLog.SamplePercent; p < 1 || p > 100 {
 		errs.add(fmt.Sprintf("frontend.accessLog.samplePercent %d: between 1 and 100", p))
 	}
@@ -593,4 +594,28 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// resolveFrontendAutoscaling is a farm's frontend.autoscaling with its
+// defaults (nil: the frontends run frontend.replicas). The model checks
+// what the schema checks: an object the schema did not see (stored before
+// a rule, or built in a test) gets the same answer.
+func resolveFrontendAutoscaling(a *v1.FrontendAutoscaling, errs *errList) *Autoscaling {
+	if a == nil {
+		return nil
+	}
+	out := &Autoscaling{
+		MinReplicas:         orDefault(a.MinReplicas, v1.DefaultMinReplicas),
+		MaxReplicas:         orDefault(a.MaxReplicas, v1.DefaultFrontendMaxScale),
+		TargetUtilization:   float64(orDefault(a.TargetCPUUtilizationPercent, v1.DefaultTargetCPUPercent)) / 100,
+		StabilizationWindow: errs.duration("frontend.autoscaling.stabilizationWindow", a.StabilizationWindow, v1.DefaultStabilization),
+	}
+	if out.MinReplicas < 1 || out.MaxReplicas > MaxFrontendReplicas || out.MinReplicas > out.MaxReplicas {
+		errs.add(fmt.Sprintf("frontend.autoscaling: minReplicas %d and maxReplicas %d must satisfy 1 <= minReplicas <= maxReplicas <= %d",
+			out.MinReplicas, out.MaxReplicas, MaxFrontendReplicas))
+	}
+	if t := out.TargetUtilization; t <= 0 || t > 1 {
+		errs.add(fmt.Sprintf("frontend.autoscaling.targetCPUUtilizationPercent %.0f: between 1 and 100", t*100))
+	}
+	return out
 }

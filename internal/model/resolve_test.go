@@ -120,6 +120,20 @@ func TestResolve(t *testing.T) {
 				AccessLog: v1.AccessLog{SamplePercent: 150}}}}, model.Platform{})
 			return err
 		}, "frontend.accessLog.samplePercent 150: between 1 and 100"},
+		{"frontend autoscaling without settings takes the defaults", func() error {
+			m, err := model.ResolveFarm(&v1.WebFarm{Spec: v1.WebFarmSpec{Frontend: v1.Frontend{
+				Autoscaling: &v1.FrontendAutoscaling{}}}}, model.Platform{})
+			if want := (model.Autoscaling{MinReplicas: 1, MaxReplicas: 4, TargetUtilization: 0.3, StabilizationWindow: 5 * time.Minute}); err == nil &&
+				(m.Frontend.Autoscaling == nil || *m.Frontend.Autoscaling != want) {
+				t.Errorf("frontend autoscaling %+v, want %+v", m.Frontend.Autoscaling, want)
+			}
+			return err
+		}, ""},
+		{"frontend autoscaling whose minimum exceeds its maximum is refused", func() error {
+			_, err := model.ResolveFarm(&v1.WebFarm{Spec: v1.WebFarmSpec{Frontend: v1.Frontend{
+				Autoscaling: &v1.FrontendAutoscaling{MinReplicas: 3, MaxReplicas: 2}}}}, model.Platform{})
+			return err
+		}, "frontend.autoscaling: minReplicas 3 and maxReplicas 2 must satisfy 1 <= minReplicas <= maxReplicas <= 100"},
 		{"a host name in two sites is refused, naming both sites", func() error {
 			_, err := model.ResolveFarm(&v1.WebFarm{Spec: v1.WebFarmSpec{Sites: []v1.Site{
 				{Name: "a", Hosts: []v1.Hostname{"x.example", "shop.example"}, Routes: []v1.Route{{AppPool: "p"}}},

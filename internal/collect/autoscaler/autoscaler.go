@@ -289,8 +289,13 @@ const scaleUpLead = 2 * time.Minute
 
 // currentReplicas is the workers the pool's Deployment asks for.
 func (a *Autoscaler) currentReplicas(ctx context.Context, key types.NamespacedName) (int32, error) {
+	return a.deploymentReplicas(ctx, types.NamespacedName{Namespace: key.Namespace, Name: vocabulary.PoolName(key.Name)})
+}
+
+// deploymentReplicas is the pods a Deployment asks for.
+func (a *Autoscaler) deploymentReplicas(ctx context.Context, key types.NamespacedName) (int32, error) {
 	var d appsv1.Deployment
-	if err := a.Client.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: vocabulary.PoolName(key.Name)}, &d); err != nil {
+	if err := a.Client.Get(ctx, key, &d); err != nil {
 		return 0, err
 	}
 	if d.Spec.Replicas == nil {

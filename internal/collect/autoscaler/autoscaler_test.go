@@ -196,7 +196,7 @@ func TestTheAutoscalerReportsTheCapacityOfAPoolOfFixedSize(t *testing.T) {
 	}{
 		{"a running fixed pool with measurements gets figures and a recommendation it does not follow", v1.AppPoolStatus{},
 			testutil.PromAnswer{ByPod: map[string]string{"contoso-frontend-a": "100"}}, measuredCPU,
-			true, "100.0 req/s, 0.800 cores, 16.000 Mc/req, 5333 MHz, 6 recommended, 2 replicas", "a report only: the pool keeps its fixed 2"},
+			true, "100.0 req/s, 0.800 cores, 16.000 Mc/req, 5333 MHz, 6 recommended, 2 replicas", "a report only: keeping its fixed 2"},
 		{"a fixed pool without measurements gets no figures and says why", v1.AppPoolStatus{},
 			testutil.PromAnswer{ByPod: map[string]string{}}, measuredCPU, true, "", "metrics unavailable"},
 		{"a frontend's NaN request rate leaves it unmeasured: the figures are said to understate", v1.AppPoolStatus{},

@@ -16,6 +16,7 @@ import (
 	"webfarm.dev/operator/internal/capacity"
 	"webfarm.dev/operator/internal/collect/prometheus"
 	"webfarm.dev/operator/internal/metrics"
+	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/vocabulary"
 )
 
@@ -33,7 +34,7 @@ const (
 // frontendGauges are the metrics of the farms' frontends' reports.
 var frontendGauges = capacityGauges{
 	recommended: metrics.FarmGauge("webfarm_frontend_recommended_replicas",
-		"Frontends the farm's load needs from the latest measurement (a report: nothing scales the frontend)."),
+		"Frontends the farm's load needs from the latest measurement (frontend.autoscaling follows it; without, a report)."),
 	megacyclesPerRequest: metrics.FarmGauge("webfarm_frontend_megacycles_per_request",
 		"CPU cycles per request of the farm's frontends, in millions (their CPU at their nodes' clock rates over their requests/s)."),
 	requiredMHz: metrics.FarmGauge("webfarm_frontend_required_mhz",
@@ -45,9 +46,6 @@ var frontendGauges = capacityGauges{
 // errNoFrontendMeasured: no ready frontend has both its figures, so the
 // farm's load is unknown (not zero).
 var errNoFrontendMeasured = errors.New("no frontend has both its requests and CPU measured")
-
-// maxFrontendReplicas is the most frontend.replicas accepts.
-const maxFrontendReplicas = 100
 
 // measureFrontends reports the capacity of every farm with ready
 // frontends (a GatewayClass's template farm runs none), as it does a pool
@@ -92,10 +90,17 @@ func (a *Autoscaler) measureFrontends(ctx context.Context, noAnswer error) {
 		if errors.Is(obs.Err, prometheus.ErrNoAnswer) {
 			noAnswer = obs.Err
 		}
-		policy := frontendPolicy(float64(resolved.Frontend.CPUMilli)/1000, a.DefaultMHz)
-		d := state.Report(policy, resolved.Frontend.Replicas, obs)
+		fe := resolved.Frontend
+		current := fe.Replicas
+		if fe.Autoscaling != nil {
+			if current, err = a.deploymentReplicas(ctx, types.NamespacedName{Namespace: f.Namespace, Name: vocabulary.FrontendName(f.Name)}); err != nil {
+				log.Info("reading a farm's frontends", "farm", key.String(), "error", err.Error())
+				continue
+			}
+		}
+		d := plan(state, frontendPolicy(fe, a.DefaultMHz), fe.Autoscaling != nil, current, obs)
 		frontendGauges.record(key, d)
-		if a.Observations.SetFrontendScale(key, d, https, obs.At) {
+		if a.Observations.SetFrontendScale(key, d, https, obs.At) || d.Scaled {
 			a.Farms.Notify(key)
 		}
 	}
@@ -108,17 +113,26 @@ func (a *Autoscaler) measureFrontends(ctx context.Context, noAnswer error) {
 	}
 }
 
-// frontendPolicy plans a farm's frontends as a pool of fixed size is (see
-// reportPolicy): for their measured load at the API's default target
+// frontendPolicy is the capacity policy of a farm's frontends: their
+// frontend.autoscaling, by a pool's rules (the same lead for a rising
+// load), or, without it, the report's, as for a pool of fixed size (see
+// reportPolicy): their measured load at the API's default target
 // utilisation, over every count frontend.replicas allows.
-func frontendPolicy(replicaCores, defaultMHz float64) autoscale.Policy {
-	return autoscale.Policy{
+func frontendPolicy(fe model.Frontend, defaultMHz float64) autoscale.Policy {
+	p := autoscale.Policy{
 		MinReplicas:       1,
-		MaxReplicas:       maxFrontendReplicas,
+		MaxReplicas:       model.MaxFrontendReplicas,
 		TargetUtilization: float64(v1.DefaultTargetCPUPercent) / 100,
-		ReplicaCores:      replicaCores,
+		ReplicaCores:      float64(fe.CPUMilli) / 1000,
 		DefaultMHz:        defaultMHz,
+		Replicas:          "frontends",
 	}
+	if a := fe.Autoscaling; a != nil {
+		p.MinReplicas, p.MaxReplicas = a.MinReplicas, a.MaxReplicas
+		p.TargetUtilization, p.StabilizationWindow = a.TargetUtilization, a.StabilizationWindow
+		p.ScaleUpLead = scaleUpLead
+	}
+	return p
 }
 
 // observeFrontends measures a farm's ready frontends now: their requests/s

@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	promtest "github.com/prometheus/client_golang/prometheus/testutil"
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "webfarm.dev/operator/api/v1alpha1"
@@ -162,5 +164,57 @@ func TestFrontendsAreNotMeasuredOncePrometheusDidNotAnswer(t *testing.T) {
 	}
 	if n := stub.Queries(); n != 1 {
 		t.Errorf("the sweep asked Prometheus %d times, want 1: it did not answer the first", n)
+	}
+}
+
+// A farm with frontend.autoscaling gets a decision, by a pool's rules: out
+// at once within its bounds, in only on complete figures after the window.
+func TestTheAutoscalerScalesTheFrontendsOfAFarmThatAsks(t *testing.T) {
+	requests := testutil.PromAnswer{ByPod: map[string]string{"contoso-frontend-a": "60", "contoso-frontend-b": "40"}}
+	for _, tt := range []struct {
+		name         string
+		running      int32
+		cpu          testutil.PromAnswer
+		wantReplicas int32
+		wantScaled   bool
+	}{
+		{"a load that needs three frontends scales one out to the maximum of two", 1,
+			testutil.PromAnswer{ByPod: map[string]string{"contoso-frontend-a": "0.2", "contoso-frontend-b": "0.2"}}, 2, true},
+		{"a load that needs fewer frontends holds them until the stabilisation window has passed", 2,
+			testutil.PromAnswer{ByPod: map[string]string{"contoso-frontend-a": "0.01", "contoso-frontend-b": "0.01"}}, 2, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stub := testutil.NewPromStub()
+			defer stub.Close()
+			stub.Set(farm.Namespace, frontendRequestsMetric, requests)
+			stub.Set(farm.Namespace, frontendHTTPSMetric, testutil.PromAnswer{ByPod: map[string]string{}})
+			stub.Set(farm.Namespace, cpuMetric, tt.cpu)
+			a := newFrontendAutoscaler(t, stub)
+			ctx := context.Background()
+			var f v1.WebFarm
+			if err := a.Client.Get(ctx, farm, &f); err != nil {
+				t.Fatal(err)
+			}
+			f.Spec.Frontend.Autoscaling = &v1.FrontendAutoscaling{MinReplicas: 1, MaxReplicas: 2, StabilizationWindow: "5m"}
+			if err := a.Client.Update(ctx, &f); err != nil {
+				t.Fatal(err)
+			}
+			deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: farm.Namespace, Name: vocabulary.FrontendName(farm.Name)},
+				Spec: appsv1.DeploymentSpec{Replicas: ptr.To(tt.running)}}
+			if err := a.Client.Create(ctx, deployment); err != nil {
+				t.Fatal(err)
+			}
+			a.measureFrontends(ctx, nil)
+			d, ok := a.Observations.FrontendScale(farm)
+			if !ok {
+				t.Fatal("no decision stored")
+			}
+			if d.Replicas != tt.wantReplicas || d.Scaled != tt.wantScaled {
+				t.Errorf("%d frontends (scaled %v), want %d (%v): %s", d.Replicas, d.Scaled, tt.wantReplicas, tt.wantScaled, d.Reason)
+			}
+			if strings.Contains(d.Reason, "a report only") {
+				t.Errorf("reason %q: an autoscaled farm's decision is no report", d.Reason)
+			}
+		})
 	}
 }
