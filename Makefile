@@ -76,8 +76,9 @@ lint: $(GOLANGCI_LINT) ## gofmt, go vet, golangci-lint (the usual checks and the
 		test -z "$$big" || { echo "tracked files over $(MAX_TRACKED_KB) KiB (build outputs go to bin/):"; echo "$$big"; exit 1; }
 
 .PHONY: build
-build: ## Build the operator binary (and the e2e tests' application) into bin/.
+build: ## Build the operator binary, the Envoy image's drain hook (and the e2e tests' application) into bin/.
 	go build -ldflags "-s -w" -o $(BIN)/manager ./cmd/manager
+	go build -ldflags "-s -w" -o $(BIN)/envoy-drain ./cmd/envoy-drain
 	go build -ldflags "-s -w" -o $(BIN)/webfarm-testapp ./test/testapp
 
 .PHONY: test

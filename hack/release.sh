@@ -29,8 +29,8 @@
 #   --dist      where release.env and the SBOMs go (default: dist/)
 #   --unsigned  no SBOMs and no signatures, to a loopback registry only (make
 #               demo: a first look needs neither, nor cosign's and syft's builds)
-# Needs root for the image builds (hack/images/build.sh) and bin/manager
-# (make build). Log in first to a registry that needs it (helm registry login,
+# Needs root for the image builds (hack/images/build.sh) and bin/manager and
+# bin/envoy-drain (make build). Log in first to a registry that needs it (helm registry login,
 # skopeo login, cosign login).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -83,6 +83,10 @@ if [[ " ${suffixes[*]} " == *" -arm64 "* ]]; then
   log "building bin/linux-arm64/manager (GOARCH=arm64)"
   (cd "$ROOT" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -trimpath -buildvcs=false -ldflags "-s -w" \
     -o "$BIN/linux-arm64/manager" ./cmd/manager)
+  # The Envoy image's preStop hook, as make build builds bin/envoy-drain.
+  log "building bin/linux-arm64/envoy-drain (GOARCH=arm64)"
+  (cd "$ROOT" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -trimpath -buildvcs=false -ldflags "-s -w" \
+    -o "$BIN/linux-arm64/envoy-drain" ./cmd/envoy-drain)
 fi
 "$ROOT/hack/images/build.sh" "${builds[@]}"
 

@@ -263,9 +263,16 @@ envoy_bin() {
   [ -x "$e" ] || "$ROOT/hack/install-tools.sh" envoy >&2
   echo "$e"
 }
+# envoy-drain is the frontend's preStop hook (cmd/envoy-drain): the Envoy
+# image has no shell or curl, and a SIGTERM alone makes Envoy cut its open
+# connections. The renderer runs it at drain.BinaryPath (internal/drain),
+# /usr/local/bin/envoy-drain.
+envoy_drain_bin() { echo "$BIN/envoy-drain"; }
 inputs_envoy() {
-  local e; e="$(envoy_bin)"
+  local e d; e="$(envoy_bin)" d="$(envoy_drain_bin)"
+  [ -x "$d" ] || die "$d is missing: run 'make build' (or 'make images', which builds it)"
   echo "envoy=$ENVOY_VERSION sha256=$(sha256sum <"$e" | cut -d' ' -f1)"
+  echo "envoy-drain-sha256=$(sha256sum <"$d" | cut -d' ' -f1)"
   host_libs_of "$e"
 }
 rootfs_envoy() {
@@ -276,7 +283,10 @@ rootfs_envoy() {
   install -D -m 0755 "$e" "$r/usr/local/bin/envoy"
   copy_libs "$r" /usr/local/bin/envoy
   "$r/usr/local/bin/envoy" --version | grep "/$ENVOY_VERSION/" >/dev/null || die "unexpected envoy version"
-  { echo "envoy=$ENVOY_VERSION"; host_libs_of "$e"; } >"$WORK/packages.txt"
+  install -m 0755 "$(envoy_drain_bin)" "$r/usr/local/bin/envoy-drain"
+  static_binary "$r" /usr/local/bin/envoy-drain
+  { echo "envoy=$ENVOY_VERSION"; echo "envoy-drain-sha256=$(sha256sum <"$r/usr/local/bin/envoy-drain" | cut -d' ' -f1)"
+    host_libs_of "$e"; } >"$WORK/packages.txt"
   # shellcheck disable=SC2046 # package names
   dpkg_status_d "$r" $(host_libs_of "$e" | cut -d= -f1)
   CONFIG=(--config.entrypoint /usr/local/bin/envoy
@@ -680,9 +690,12 @@ arm64_envoy_bin() {
 }
 # The amd64 image takes Envoy's glibc from the host; the arm64 one from
 # Debian's libc6 for arm64 (with its updates).
+arm64_envoy_drain_bin() { echo "$BIN/linux-arm64/envoy-drain"; }
 inputs_envoy-arm64() {
-  local e; e="$(arm64_envoy_bin)"
+  local e d; e="$(arm64_envoy_bin)" d="$(arm64_envoy_drain_bin)"
+  [ -x "$d" ] || die "$d is missing: hack/release.sh builds it (GOARCH=arm64 go build ./cmd/envoy-drain)"
   echo "platform=linux/arm64 envoy=$ENVOY_VERSION sha256=$(sha256sum <"$e" | cut -d' ' -f1) suite=$DEBIAN_SUITE"
+  echo "envoy-drain-sha256=$(sha256sum <"$d" | cut -d' ' -f1)"
   updates_state
 }
 rootfs_envoy-arm64() {
@@ -694,9 +707,13 @@ rootfs_envoy-arm64() {
   arm64_apt apt-get -qq update >/dev/null
   deb="$(arm64_debs libc6 | grep '/libc6_')"
   arm64_libs "$r" /usr/local/bin/envoy "$deb"
+  install -m 0755 "$(arm64_envoy_drain_bin)" "$r/usr/local/bin/envoy-drain"
+  ! readelf -l "$r/usr/local/bin/envoy-drain" | grep -q 'program interpreter' ||
+    die "$(arm64_envoy_drain_bin) is not statically linked (CGO_ENABLED=0)"
   check_arm64 "$r"
   local libc="libc6=$(dpkg-deb -f "$deb" Version)"
-  printf 'envoy=%s\n%s\n' "$ENVOY_VERSION" "$libc" >"$WORK/packages.txt"
+  printf 'envoy=%s\nenvoy-drain-sha256=%s\n%s\n' "$ENVOY_VERSION" \
+    "$(sha256sum <"$r/usr/local/bin/envoy-drain" | cut -d' ' -f1)" "$libc" >"$WORK/packages.txt"
   mkdir -p "$r/var/lib/dpkg/status.d"
   deb_status "$deb" | grep -v '^$' >"$r/var/lib/dpkg/status.d/libc6"
   chmod -R a+rX "$r/var"

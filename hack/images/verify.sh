@@ -98,6 +98,7 @@ for k, v in sorted(c.get("Labels", {}).items()): print(f"  label {k}={v}")'
     operator) LINES_SHOWN=6 run "$r" /manager --help ;;
     envoy)
       run "$r" envoy --version
+      LINES_SHOWN=4 run "$r" /usr/local/bin/envoy-drain -h
       write_configs
       sandbox "$r" http://127.0.0.1:19089/ready envoy --config-path /etc/envoy/envoy.json --disable-hot-restart
       ;;

@@ -12,6 +12,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 
+	"webfarm.dev/operator/internal/drain"
 	"webfarm.dev/operator/internal/model"
 	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/vocabulary"
@@ -29,6 +30,21 @@ type FrontendObjects struct {
 	Service             *corev1ac.ServiceApplyConfiguration
 	Deployment          *appsv1ac.DeploymentApplyConfiguration
 	PodDisruptionBudget *policyv1ac.PodDisruptionBudgetApplyConfiguration
+}
+
+// frontendDrain runs cmd/envoy-drain in the Envoy container before the
+// kubelet's SIGTERM: Envoy closes each open connection after its next
+// response and keeps accepting until its Service's endpoints and every
+// node's rules have forgotten it (the minimum), then until its
+// connections are closed, within the grace period (the maximum).
+func frontendDrain() *corev1ac.LifecycleApplyConfiguration {
+	seconds := func(s int) string { return (time.Duration(s) * time.Second).String() }
+	return corev1ac.Lifecycle().WithPreStop(corev1ac.LifecycleHandler().WithExec(corev1ac.ExecAction().WithCommand(
+		drain.BinaryPath,
+		"-admin=127.0.0.1:"+strconv.Itoa(envoy.AdminPort),
+		"-min="+seconds(frontendDrainSeconds),
+		"-max="+seconds(frontendDrainLimitSeconds),
+	)))
 }
 
 // Frontend builds the Envoy frontend of a farm around its rendered bootstrap.
@@ -59,9 +75,9 @@ func Frontend(f model.Farm, bootstrap []byte) FrontendObjects {
 		WithReadinessProbe(httpProbe(vocabulary.FrontendReadyPath, "status", 5*time.Second, time.Second, 3)).
 		WithResources(resources(fe.CPUMilli, fe.MemoryBytes)).
 		WithSecurityContext(restrictedContainer()).
-		// A leaving frontend keeps accepting until its Service's endpoints
-		// and every node's rules have forgotten it, then stops.
-		WithLifecycle(drainPause(frontendDrainSeconds)).
+		// A leaving frontend drains: a SIGTERM alone would cut its open
+		// connections.
+		WithLifecycle(frontendDrain()).
 		WithVolumeMounts(
 			corev1ac.VolumeMount().WithName(configVolume).WithMountPath(envoyConfigDir).WithReadOnly(true),
 			corev1ac.VolumeMount().WithName(tmpVolume).WithMountPath("/tmp"),

@@ -34,6 +34,10 @@ const (
 	// busy node kube-proxy can take more than drainSeconds, and a client
 	// whose connection reached an Envoy that then exited waits in vain.
 	frontendDrainSeconds = 10
+	// frontendDrainLimitSeconds ends a frontend's drain while its open
+	// connections' clients still hold them (idle keep-alives): Envoy then
+	// exits with 5 s of the grace period left.
+	frontendDrainLimitSeconds = gracePeriodSecs - 5
 	// appDrainSeconds keeps a pool's application running while its nginx
 	// drains and then finishes the requests it has (nginx quits gracefully
 	// after its own pause): an application that stopped first would turn

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,7 +17,9 @@ import (
 	"k8s.io/pod-security-admission/policy"
 	"sigs.k8s.io/yaml"
 
+	"webfarm.dev/operator/internal/drain"
 	"webfarm.dev/operator/internal/model"
+	"webfarm.dev/operator/internal/render/envoy"
 	"webfarm.dev/operator/internal/render/k8s"
 	"webfarm.dev/operator/internal/render/nginx"
 	"webfarm.dev/operator/internal/testutil"
@@ -338,6 +341,28 @@ func TestALeavingWorkersNginxClosesItsWebSocketsWithinTheGracePeriod(t *testing.
 		return
 	}
 	t.Fatal("the pool's pod has no nginx container")
+}
+
+// A leaving frontend's Envoy drains in its preStop hook (SIGTERM alone cuts
+// open connections): the hook runs envoy-drain as the image installs it,
+// with the command's own defaults, and ends within the grace period.
+func TestALeavingFrontendDrainsEnvoyWithinTheGracePeriod(t *testing.T) {
+	spec := k8s.Frontend(farm(), nil).Deployment.Spec.Template.Spec
+	hook := spec.Containers[0].Lifecycle.PreStop
+	if hook.Sleep != nil || hook.Exec == nil {
+		t.Fatalf("preStop %+v, want an exec of envoy-drain", hook)
+	}
+	defaults := []string{drain.BinaryPath, "-admin=" + drain.DefaultAdmin,
+		"-min=" + drain.DefaultMinimum.String(), "-max=" + drain.DefaultMaximum.String()}
+	if got := hook.Exec.Command; !slices.Equal(got, defaults) {
+		t.Fatalf("preStop runs %q, want envoy-drain's defaults %q", got, defaults)
+	}
+	if want := "127.0.0.1:" + strconv.Itoa(envoy.AdminPort); drain.DefaultAdmin != want {
+		t.Errorf("envoy-drain's admin %s is not Envoy's %s", drain.DefaultAdmin, want)
+	}
+	if grace := time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second; drain.DefaultMaximum >= grace {
+		t.Errorf("the drain's maximum %s does not end within the grace period %s", drain.DefaultMaximum, grace)
+	}
 }
 
 // probes are the probes of one container of a pool's worker pod.
