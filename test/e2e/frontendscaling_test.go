@@ -162,6 +162,12 @@ func TestALoadBeyondOneFrontendAddsOneAndItLeavesDrainedWhenTheLoadFalls(t *test
 		t.Error("the light load made no request: nothing was served while the frontend left")
 	}
 
+	// The kubelet tells of a preStop hook that could not run (envoy-drain
+	// missing from the image, say): the frontend would then leave undrained.
+	if hooks := cluster.Run(t, "get", "events", "-n", ns, "--field-selector", "reason=FailedPreStopHook",
+		"-o", "jsonpath={range .items[*]}{.involvedObject.name}: {.message}{\"\\n\"}{end}"); strings.TrimSpace(hooks) != "" {
+		t.Errorf("preStop hooks failed:\n%s", hooks)
+	}
 	events := cluster.Run(t, "get", "events.events.k8s.io", "-n", ns, "--field-selector", "regarding.kind=WebFarm",
 		"-o", "jsonpath={range .items[*]}{.reason} {.note}{\"\\n\"}{end}")
 	if !strings.Contains(events, "ScaledOut 1 -> 2 frontends") || !strings.Contains(events, "ScaledIn 2 -> 1 frontends") {
