@@ -102,6 +102,16 @@ type Autoscaler struct {
 	states map[types.NamespacedName]*autoscale.State
 	// frontends are the farms' frontends' states, by farm.
 	frontends map[types.NamespacedName]*autoscale.State
+	// answers are this sweep's answers by query: the CPU query is the
+	// same for every pool and farm of a namespace, and a namespace of
+	// many asks it once a sweep instead of once each.
+	answers map[string]answer
+}
+
+// answer is Prometheus' answer to one query.
+type answer struct {
+	byPod map[string]float64
+	err   error
 }
 
 // New builds the autoscaler from the options.
@@ -165,6 +175,8 @@ func (a *Autoscaler) Start(ctx context.Context) error {
 // are not asked: each query would wait for its timeout, and a sweep of
 // many would take minutes to report what one query showed.
 func (a *Autoscaler) run(ctx context.Context) {
+	a.answers = map[string]answer{}
+	defer func() { a.answers = nil }()
 	noAnswer := a.measurePools(ctx)
 	a.measureFrontends(ctx, noAnswer)
 }
@@ -408,7 +420,14 @@ func (a *Autoscaler) queryByPod(ctx context.Context, tmpl *template.Template, va
 	if err := tmpl.Execute(&q, vars); err != nil {
 		return nil, err
 	}
-	return prometheus.ByPodName(ctx, a.Prometheus, q.String())
+	if got, ok := a.answers[q.String()]; ok {
+		return got.byPod, got.err
+	}
+	byPod, err := prometheus.ByPodName(ctx, a.Prometheus, q.String())
+	if a.answers != nil {
+		a.answers[q.String()] = answer{byPod, err}
+	}
+	return byPod, err
 }
 
 // capacityGauges are the metrics of what the autoscaler measured of an

@@ -218,3 +218,38 @@ func TestTheAutoscalerScalesTheFrontendsOfAFarmThatAsks(t *testing.T) {
 		})
 	}
 }
+
+// The CPU query is the same for every pool and farm of a namespace: a
+// sweep asks it once, whatever their number, and the next sweep asks again.
+func TestASweepAsksEachQueryOnce(t *testing.T) {
+	stub := testutil.NewPromStub()
+	defer stub.Close()
+	stub.Set(farm.Namespace, requestsMetric, testutil.PromAnswer{ByPod: map[string]string{"contoso-frontend-a": "10"}})
+	stub.Set(farm.Namespace, cpuMetric, testutil.PromAnswer{ByPod: map[string]string{"web-pool-a": "0.1", "web-pool-b": "0.1", "contoso-frontend-a": "0.1", "fabrikam-frontend-a": "0.1"}})
+	stub.Set(farm.Namespace, frontendRequestsMetric, testutil.PromAnswer{ByPod: map[string]string{"contoso-frontend-a": "10", "fabrikam-frontend-a": "10"}})
+	stub.Set(farm.Namespace, frontendHTTPSMetric, testutil.PromAnswer{ByPod: map[string]string{}})
+	a := newAutoscaler(t, stub)
+	ctx := context.Background()
+	second := &v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Namespace: farm.Namespace, Name: "fabrikam"}, Spec: v1.WebFarmSpec{Sites: []v1.Site{
+		{Name: "shop", Hosts: []v1.Hostname{"shop.example"}, Routes: []v1.Route{{AppPool: v1.ObjectName(pool.Name)}}},
+	}}}
+	if err := a.Client.Create(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Client.Create(ctx, readyPod("fabrikam-frontend-a", vocabulary.ComponentFrontend, second.Name)); err != nil {
+		t.Fatal(err)
+	}
+	// The pool's requests and CPU, the frontends' requests, HTTPS requests
+	// and (already asked) CPU: four queries, for one pool and two farms.
+	for sweep, want := range []int{4, 8} {
+		a.run(ctx)
+		if got := stub.Queries(); got != want {
+			t.Errorf("after sweep %d Prometheus was asked %d queries, want %d", sweep+1, got, want)
+		}
+	}
+	for _, f := range []types.NamespacedName{farm, client.ObjectKeyFromObject(second)} {
+		if d, ok := a.Observations.FrontendScale(f); !ok || d.Measured == nil {
+			t.Errorf("farm %s: no figures (%+v): the shared answer must serve both", f, d)
+		}
+	}
+}
