@@ -294,16 +294,17 @@ func TestTenantsRoutesAttachToTheFarmsGateway(t *testing.T) {
 
 // A Gateway that names no farm gets one of its own, owned by it, sized by
 // its GatewayClass's template farm; a change of the template reaches it.
+// The template runs no frontend, so it gets no identity either.
 func TestAGatewayWithoutAFarmGetsItsOwn(t *testing.T) {
 	ns := newNamespace(t)
-	template := &v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "small"}, Spec: v1.WebFarmSpec{
-		Frontend: v1.Frontend{Replicas: 1, CPU: ptr.To(resource.MustParse("50m"))}}}
-	create(t, template)
 	templateNS := gwv1.Namespace(ns)
 	gc := &gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("webfarm-%d", namespaceCounter.Add(1))},
 		Spec: gwv1.GatewayClassSpec{ControllerName: gateway.ControllerName,
 			ParametersRef: &gwv1.ParametersReference{Group: "webfarm.dev", Kind: "WebFarm", Name: "small", Namespace: &templateNS}}}
 	create(t, gc)
+	template := &v1.WebFarm{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "small"}, Spec: v1.WebFarmSpec{
+		Frontend: v1.Frontend{Replicas: 1, CPU: ptr.To(resource.MustParse("50m"))}}}
+	create(t, template)
 	class := gc.Name
 	gw := &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"}, Spec: gwv1.GatewaySpec{
 		GatewayClassName: gwv1.ObjectName(class),
@@ -347,6 +348,10 @@ func TestAGatewayWithoutAFarmGetsItsOwn(t *testing.T) {
 		}
 		return nil
 	})
+	var identity corev1.Secret
+	if err := get(&identity, ns, vocabulary.FrontendIdentityName("small")); !apierrors.IsNotFound(err) {
+		t.Errorf("the template farm has an identity Secret (%v), want none: it runs no frontend", err)
+	}
 	update(t, template, func() { template.Spec.Frontend.Replicas = 3 })
 	testutil.Eventually(t, 10*time.Second, func() error {
 		var farm v1.WebFarm

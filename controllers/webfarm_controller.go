@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -90,11 +91,22 @@ func (r *WebFarmReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	// A GatewayClass's template farm runs no frontend.
+	var templateOfClass string
+	if r.GatewayAPI {
+		var err error
+		if templateOfClass, err = templateOf(ctx, r.Client, farm); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	// The identity is renewed whatever the spec or pause: the frontends
-	// keep talking to the operator.
-	renewIn, err := r.syncIdentity(ctx, farm)
-	if err != nil {
-		return ctrl.Result{}, err
+	// keep talking to the operator. A template has no frontend to talk.
+	var renewIn time.Duration
+	if templateOfClass == "" {
+		var err error
+		if renewIn, err = r.syncIdentity(ctx, farm); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	before := farm.DeepCopy()
 	m, invalid := r.FarmModel(farm)
@@ -117,7 +129,7 @@ func (r *WebFarmReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		return ctrl.Result{RequeueAfter: renewIn}, nil
 	}
-	v, err := r.reconcile(ctx, farm, m, served, invalid)
+	v, err := r.reconcile(ctx, farm, m, served, templateOfClass, invalid)
 	if err := finish(ctx, r.Client, r.Recorder, before, farm, v, err, nil); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -140,26 +152,23 @@ func modelsOr(models *model.Models, p model.Platform) *model.Models {
 }
 
 // reconcile applies the farm's children from its model m and fills its
-// status figures, counting what its Gateways give it (served); invalid says
-// why its spec does not resolve. The error is one worth retrying.
-func (r *WebFarmReconciler) reconcile(ctx context.Context, farm *v1.WebFarm, m model.Farm, served gatewayServing, invalid error) (verdict, error) {
+// status figures, counting what its Gateways give it (served); templateOf
+// names the GatewayClass whose template the farm is (empty: none); invalid
+// says why its spec does not resolve. The error is one worth retrying.
+func (r *WebFarmReconciler) reconcile(ctx context.Context, farm *v1.WebFarm, m model.Farm, served gatewayServing, templateOf string, invalid error) (verdict, error) {
 	if invalid != nil {
 		// The children keep their last good configuration.
 		return verdict{Reason: v1.ReasonInvalidSpec, Message: invalid.Error()}, nil
 	}
-	if r.GatewayAPI {
-		if class, err := templateOf(ctx, r.Client, farm); err != nil {
+	if templateOf != "" {
+		// A farm that ran before it became a template stops its frontend.
+		frontend := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: farm.Namespace, Name: vocabulary.FrontendName(farm.Name)}}
+		if err := r.Delete(ctx, frontend); err != nil && !apierrors.IsNotFound(err) {
 			return failed(err)
-		} else if class != "" {
-			// A farm that ran before it became a template stops its frontend.
-			frontend := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: farm.Namespace, Name: vocabulary.FrontendName(farm.Name)}}
-			if err := r.Delete(ctx, frontend); err != nil && !apierrors.IsNotFound(err) {
-				return failed(err)
-			}
-			farm.Status.FrontendCapacity = v1.FrontendCapacity{}
-			return verdict{Ready: true, Reason: v1.ReasonGatewayClassTemplate,
-				Message: "the template of the farms of GatewayClass " + class + "'s Gateways: it runs no frontend"}, nil
 		}
+		farm.Status.FrontendCapacity = v1.FrontendCapacity{}
+		return verdict{Ready: true, Reason: v1.ReasonGatewayClassTemplate,
+			Message: "the template of the farms of GatewayClass " + templateOf + "'s Gateways: it runs no frontend"}, nil
 	}
 	// The routes of the farm's Gateways count as its sites in the status.
 	routed := m
