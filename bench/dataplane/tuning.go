@@ -295,12 +295,19 @@ func setConcurrency(f *frontend, value string) error {
 			return fmt.Errorf("concurrency %q: want a positive number", value)
 		}
 	}
-	if i := slices.Index(f.args, "--concurrency"); i >= 0 && i+1 < len(f.args) {
-		f.args[i+1] = strconv.Itoa(n)
-		return nil
-	}
-	f.args = append(f.args, "--concurrency", strconv.Itoa(n))
+	f.args = withConcurrency(f.args, n)
 	return nil
+}
+
+// withConcurrency is Envoy's arguments with n worker threads in place of
+// the rendered count.
+func withConcurrency(args []string, n int) []string {
+	args = slices.Clone(args)
+	if i := slices.Index(args, "--concurrency"); i >= 0 && i+1 < len(args) {
+		args[i+1] = strconv.Itoa(n)
+		return args
+	}
+	return append(args, "--concurrency", strconv.Itoa(n))
 }
 
 func setBufferLimit(f *frontend, value string) error {
