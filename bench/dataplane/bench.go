@@ -434,6 +434,9 @@ func startFrontend(ctx context.Context, o options, farm model.Farm, pool model.P
 	if o.envoyWorkers > 0 {
 		f.args = withConcurrency(f.args, o.envoyWorkers)
 	}
+	if o.exactBalance {
+		balanceExactly(f.bootstrap)
+	}
 	admin := fmt.Sprintf("127.0.0.1:%d", ports[2])
 	conf, err := bootstrapJSON(f.bootstrap)
 	if err != nil {

@@ -55,6 +55,7 @@ type options struct {
 	handshakeClients int
 	envoyWorkers     int  // Envoy's --concurrency in place of the rendered one (0: as rendered)
 	pin              bool // -pin: fixed processors with one proxy worker
+	exactBalance     bool // every Envoy listener balances connections exactly over its workers
 	bufferedProxy    bool
 	quietBelow       float64
 	hopCPUs          string // processors of the proxy hop (nginx proxy, Envoy); the client and the pool worker have client.CPUs
@@ -105,6 +106,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.features, "features", false, "instead of the comparison, measure each of the farm's features alone: the farm as rendered against the farm without it, and against the minimal Envoy, both loaded at once")
 	fs.BoolVar(&o.handshakes, "handshakes", false, "instead of the comparison, measure requests/s with and without TLS (the IIS 5 book's Table 4.3) and full and resumed TLS handshakes per second per core, for the nginx proxy, the minimal Envoy and the farm, once per count of -handshake-workers")
 	workerCounts := fs.String("handshake-workers", "1,2", "with -handshakes: the proxy worker counts to measure, each with servers of its own (nginx worker processes and Envoy threads alike)")
+	fs.BoolVar(&o.exactBalance, "exact-balance", false, "every Envoy listener, the farm's and the minimal Envoy's, hands each new connection to its least loaded worker (connection_balance_config exact_balance) in place of the kernel's spread")
 	fs.IntVar(&o.handshakeClients, "handshake-clients", 16, "with -handshakes: connections the handshake client opens at once")
 	fs.BoolVar(&o.bufferedProxy, "buffered-proxy", true, "also measure an nginx proxy with proxy_buffering on (nginx's default; ingress-nginx turns it off), for reference")
 	fs.StringVar(&o.perfOut, "perf", "", "after the measurements, profile every proxy hop (nginx, Envoy) with perf under the first workload, and write perf's reports to this file")

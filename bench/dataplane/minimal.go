@@ -139,7 +139,11 @@ func startMinimal(ctx context.Context, o options, farm model.Farm, dir string, u
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	conf, err := bootstrapJSON(minimalBootstrap(l))
+	b := minimalBootstrap(l)
+	if o.exactBalance {
+		balanceExactly(b)
+	}
+	conf, err := bootstrapJSON(b)
 	if err != nil {
 		return nil, err
 	}

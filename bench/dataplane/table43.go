@@ -131,14 +131,27 @@ func benchWorkers(ctx context.Context, o options, dir string, inputs map[string]
 			}
 		}
 	}
+	// Envoy's connections per worker so far: the kept-alive ones.
+	keptAlive := map[*route][]int64{}
+	for _, r := range routes {
+		if r.admin != "" && r.proto != protoH2 && o.proxyWorkers > 1 {
+			if keptAlive[r], err = workerCounts(ctx, r); err != nil {
+				return run, err
+			}
+		}
+	}
 	// One route per server and mode: clear text, and HTTP/1.1 over TLS.
 	servers := slices.DeleteFunc(slices.Clone(routes), func(r *route) bool { return r.proto == protoH2 })
 	if run.handshakes, err = measureHandshakes(ctx, o, servers, smallestFile(o.workloads)); err != nil {
 		return run, err
 	}
 	for _, r := range routes {
-		if r.admin != "" && r.proto != protoH2 && o.proxyWorkers > 1 {
-			run.balance = append(run.balance, envoyBalance(ctx, r))
+		if before, ok := keptAlive[r]; ok {
+			all, err := workerCounts(ctx, r)
+			if err != nil {
+				return run, err
+			}
+			run.balance = append(run.balance, balanceLine(r, before, all))
 		}
 	}
 	return run, nil
@@ -308,24 +321,37 @@ func setThreadsAffinity(set *unix.CPUSet) error {
 	return nil
 }
 
-// envoyBalance says how many connections each of an Envoy's workers
-// accepted on the route's listener over the whole run.
-func envoyBalance(ctx context.Context, r *route) string {
+// workerCounts reads how many connections each of an Envoy's workers has
+// accepted on the route's listener so far.
+func workerCounts(ctx context.Context, r *route) ([]int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.admin+"/stats?filter=downstream_cx_total", nil)
 	if err != nil {
-		return fmt.Sprintf("%s: %v", r.name, err)
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Sprintf("%s: %v", r.name, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return fmt.Sprintf("%s: %v", r.name, err)
+		return nil, err
 	}
-	counts := workerConnections(string(body), strings.ReplaceAll(r.dialAddr(), ":", "_"))
-	return fmt.Sprintf("%s: connections accepted per worker %s", r.name, joinInts(counts))
+	return workerConnections(string(body), strings.ReplaceAll(r.dialAddr(), ":", "_")), nil
+}
+
+// balanceLine says how a route's Envoy spread its connections over its
+// workers: the kept-alive ones of the requests' measurements, then the new
+// ones of the handshakes' (after less before).
+func balanceLine(r *route, keptAlive, all []int64) string {
+	fresh := make([]int64, len(all))
+	for i := range all {
+		fresh[i] = all[i]
+		if i < len(keptAlive) {
+			fresh[i] -= keptAlive[i]
+		}
+	}
+	return fmt.Sprintf("%s: connections per worker, kept alive (requests/s) %s, new (handshakes) %s", r.name, joinInts(keptAlive), joinInts(fresh))
 }
 
 var workerStat = regexp.MustCompile(`^listener\.([^ ]+)\.worker_(\d+)\.downstream_cx_total: (\d+)$`)

@@ -135,6 +135,9 @@ func workerRunsMarkdown(o options, runs []*workersRun) string {
 	for _, run := range runs {
 		fmt.Fprintf(&b, "| Placement, %d worker(s) | %s |\n", run.workers, run.placement)
 	}
+	if o.exactBalance {
+		b.WriteString("| Connection balance | every Envoy listener with `connection_balance_config: exact_balance` |\n")
+	}
 	fmt.Fprintf(&b, "| New connections | Go client in the benchmark's process (on the client's processor when pinned), %d connections at once, each new, one GET of %s with `Connection: close`; clear text (the control), TLS 1.3 full (X25519, ALPN http/1.1, no session cache), TLS 1.3 resumed (a session cache per server: PSK with X25519) |\n",
 		o.handshakeClients, smallestFile(o.workloads))
 	for _, w := range o.workloads {

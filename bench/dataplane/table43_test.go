@@ -118,3 +118,20 @@ func TestEachConnectionFetchesTheSmallestFileOfTheWorkloads(t *testing.T) {
 		t.Errorf("smallestFile = %q", got)
 	}
 }
+
+func TestTheBalanceLineSeparatesKeptAliveConnectionsFromNewOnes(t *testing.T) {
+	got := balanceLine(&route{name: "farm"}, []int64{30, 10}, []int64{1030, 1010})
+	if want := "farm: connections per worker, kept alive (requests/s) 30 / 10, new (handshakes) 1000 / 1000"; got != want {
+		t.Errorf("balanceLine = %q, want %q", got, want)
+	}
+}
+
+func TestExactBalanceReachesEveryListener(t *testing.T) {
+	b := minimalBootstrap(minimalLayout{Port: 41030, AdminPort: 41031, Upstream: 41000})
+	balanceExactly(b)
+	for _, l := range b.StaticResources.Listeners {
+		if l.GetConnectionBalanceConfig().GetExactBalance() == nil {
+			t.Errorf("listener %s balances by the kernel", l.Name)
+		}
+	}
+}

@@ -86,9 +86,7 @@ var knobs = []knob{
 		if err != nil {
 			return err
 		}
-		l.ConnectionBalanceConfig = &listenerv3.Listener_ConnectionBalanceConfig{
-			BalanceType: &listenerv3.Listener_ConnectionBalanceConfig_ExactBalance_{ExactBalance: &listenerv3.Listener_ConnectionBalanceConfig_ExactBalance{}},
-		}
+		l.ConnectionBalanceConfig = exactBalance()
 		return nil
 	}},
 	{name: "upstream-max-requests", about: "max_requests_per_connection to the pool (default value 10,000, the pool nginx's keepalive_requests)", apply: setUpstreamMaxRequests},
@@ -279,6 +277,21 @@ func withoutFilter(name string) func(*hcmv3.HttpConnectionManager, string) error
 	return func(h *hcmv3.HttpConnectionManager, _ string) error {
 		h.HttpFilters = slices.DeleteFunc(h.HttpFilters, func(f *hcmv3.HttpFilter) bool { return f.Name == name })
 		return nil
+	}
+}
+
+// exactBalance has a listener hand each new connection to the worker with
+// the fewest, in place of the kernel's spread (SO_REUSEPORT's hash).
+func exactBalance() *listenerv3.Listener_ConnectionBalanceConfig {
+	return &listenerv3.Listener_ConnectionBalanceConfig{
+		BalanceType: &listenerv3.Listener_ConnectionBalanceConfig_ExactBalance_{ExactBalance: &listenerv3.Listener_ConnectionBalanceConfig_ExactBalance{}},
+	}
+}
+
+// balanceExactly gives every listener of a bootstrap exactBalance.
+func balanceExactly(b *bootstrapv3.Bootstrap) {
+	for _, l := range b.StaticResources.GetListeners() {
+		l.ConnectionBalanceConfig = exactBalance()
 	}
 }
 
