@@ -40,6 +40,8 @@ type route struct {
 	client *http.Client     // checks the files before the load (nil: a plain client)
 	front  *benchkit.Server // the proxy hop; nil for bare nginx
 	args   []string         // Envoy's command line, without the binary
+	admin  string           // Envoy's admin address ("": not an Envoy)
+	cert   *certificate     // over TLS: the certificate the server serves
 }
 
 // readyTimeout bounds each server's start.
@@ -57,6 +59,11 @@ func bench(ctx context.Context, o options, dir string) (*report, error) {
 	inputs, err := writeFiles(dir, o.workloads)
 	if err != nil {
 		return nil, err
+	}
+	if o.handshakes {
+		err := benchWorkerCounts(ctx, o, dir, inputs, rep)
+		rep.wall = time.Since(rep.start)
+		return rep, err
 	}
 	routes, pool, err := startRoutes(ctx, o, dir, &procs)
 	if err != nil {
@@ -424,6 +431,13 @@ func startFrontend(ctx context.Context, o options, farm model.Farm, pool model.P
 	if err != nil {
 		return nil, err
 	}
+	if o.envoyWorkers > 0 {
+		f.args = withConcurrency(f.args, o.envoyWorkers)
+	}
+	if o.exactBalance {
+		balanceExactly(f.bootstrap)
+	}
+	admin := fmt.Sprintf("127.0.0.1:%d", ports[2])
 	conf, err := bootstrapJSON(f.bootstrap)
 	if err != nil {
 		return nil, err
@@ -451,11 +465,11 @@ func startFrontend(ctx context.Context, o options, farm model.Farm, pool model.P
 		if len(v.settings) > 0 {
 			name = "farm with TLS, " + strings.TrimPrefix(v.name(), "farm, ")
 		}
-		routes := httpsRoutes(route{name: name, id: filepath.Base(dir), farm: true, feature: v.feature, args: f.args,
+		routes := httpsRoutes(route{name: name, id: filepath.Base(dir), farm: true, feature: v.feature, args: f.args, admin: admin,
 			addr: fmt.Sprintf("127.0.0.1:%d", ports[3]), front: s}, cert)
 		return routes, waitHTTPS(ctx, routes[0], s, o.workloads[0].files[0].path)
 	}
-	return []*route{{name: v.name(), id: filepath.Base(dir), proto: protoHTTP, farm: true, feature: v.feature, args: f.args, url: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), front: s}}, nil
+	return []*route{{name: v.name(), id: filepath.Base(dir), proto: protoHTTP, farm: true, feature: v.feature, args: f.args, admin: admin, url: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), front: s}}, nil
 }
 
 // farmFrontend is the farm's rendered frontend with the settings applied,

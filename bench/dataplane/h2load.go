@@ -66,6 +66,38 @@ func (h h2load) connections(h2 bool) (conns, streams int) {
 	return h.Connections, 1
 }
 
+// hungAfter is how long past its duration h2load may take before it is
+// taken for hung: on a crowded machine h2load 1.52 was seen to go on
+// loading for minutes past -D. It is stopped and run once more.
+const hungAfter = 20 * time.Second
+
+// exec runs h2load and returns its output and CPU time; a run that hangs
+// is stopped by its PID and made once more.
+func (h h2load) exec(ctx context.Context, args []string, duration time.Duration, logPath string) (string, time.Duration, error) {
+	for attempt := 1; ; attempt++ {
+		runCtx, cancel := context.WithTimeout(ctx, duration+hungAfter)
+		cmd := exec.CommandContext(runCtx, args[0], args[1:]...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		cmd.WaitDelay = 5 * time.Second
+		err := cmd.Run()
+		hung := errors.Is(runCtx.Err(), context.DeadlineExceeded)
+		cancel()
+		switch {
+		case hung && attempt < 2 && ctx.Err() == nil:
+			logf("h2load ran %s past its duration: stopped, run again", hungAfter)
+			if err := os.Remove(logPath); err != nil && !os.IsNotExist(err) { // h2load appends
+				return "", 0, err
+			}
+			continue
+		case err != nil:
+			return "", 0, fmt.Errorf("h2load: %w: %s", err, strings.TrimSpace(stderr.String()))
+		}
+		return stdout.String(), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
+	}
+}
+
 // maxPerConnection bounds the requests of one HTTP/2 connection in a run:
 // nginx closes a connection after keepalive_requests (10,000 on the proxy),
 // and h2load does not open another one in its place, so a run that comes
@@ -91,17 +123,11 @@ func (h h2load) run(ctx context.Context, addr, uris string, h2 bool, duration ti
 	if err := os.Remove(logPath); err != nil && !os.IsNotExist(err) { // h2load appends
 		return h2loadResult{}, 0, err
 	}
-	args := benchkit.Niced(h.CPUs, argv)
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Run(); err != nil {
-		return h2loadResult{}, 0, fmt.Errorf("h2load: %w: %s", err, strings.TrimSpace(stderr.String()))
+	stdout, cpu, err := h.exec(ctx, benchkit.Niced(h.CPUs, argv), duration, logPath)
+	if err != nil {
+		return h2loadResult{}, 0, err
 	}
-	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	sum, err := parseH2load(stdout.String())
+	sum, err := parseH2load(stdout)
 	if err != nil {
 		return h2loadResult{}, cpu, err
 	}

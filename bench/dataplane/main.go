@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,21 +40,29 @@ const ladder = "control,no-request-id,no-histograms,buffer=32k,server-passthroug
 
 type options struct {
 	client
-	workloads     []workload
-	protocols     []protocol
-	rounds        int
-	warmup        time.Duration
-	proxyWorkers  int
-	tuning        []setting
-	steps         [][]setting // set: run the tuning steps instead of the comparison
-	features      bool        // run the features' table instead of the comparison
-	bufferedProxy bool
-	quietBelow    float64
-	hopCPUs       string // processors of the proxy hop (nginx proxy, Envoy); the client and the pool worker have client.CPUs
-	quietWait     time.Duration
-	perfOut       string
-	keep          bool
-	nginx, envoy  string
+	workloads    []workload
+	protocols    []protocol
+	rounds       int
+	warmup       time.Duration
+	proxyWorkers int
+	tuning       []setting
+	steps        [][]setting // set: run the tuning steps instead of the comparison
+	features     bool        // run the features' table instead of the comparison
+	// handshakes: instead of the comparison, Table 4.3 (requests/s with and
+	// without TLS) and TLS handshakes per core, once per worker count.
+	handshakes       bool
+	workerCounts     []int
+	handshakeClients int
+	envoyWorkers     int  // Envoy's --concurrency in place of the rendered one (0: as rendered)
+	pin              bool // -pin: fixed processors with one proxy worker
+	exactBalance     bool // every Envoy listener balances connections exactly over its workers
+	bufferedProxy    bool
+	quietBelow       float64
+	hopCPUs          string // processors of the proxy hop (nginx proxy, Envoy); the client and the pool worker have client.CPUs
+	quietWait        time.Duration
+	perfOut          string
+	keep             bool
+	nginx, envoy     string
 }
 
 func main() {
@@ -89,12 +98,16 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.rounds, "rounds", 6, "measurements of each path, interleaved with the other paths; the report gives medians")
 	fs.Float64Var(&o.quietBelow, "quiet-below", 0.3, "before each measurement, wait until other work keeps fewer than this many processors busy...")
 	fs.DurationVar(&o.quietWait, "quiet-wait", time.Second, "...but at most this long (0: do not wait)")
-	pin := fs.Bool("pin", true, "with one proxy worker: run the proxy hop on the last processor, the client and the pool worker on the first (the same placement for every path)")
+	fs.BoolVar(&o.pin, "pin", true, "with one proxy worker: run the proxy hop on the last processor, the client and the pool worker on the first (the same placement for every path)")
 	fs.IntVar(&o.proxyWorkers, "proxy-workers", 1, "worker_processes of the nginx proxy, and the Envoy threads of the setting 'concurrency' (equal CPU budgets)")
 	names := fs.String("workloads", "static-15k,webbench", "workloads to run: static-15k, webbench")
 	tuning := fs.String("tuning", recommended, "settings of the tuned farm path (comma-separated; 'none' for no tuned path); knobs: "+knobNames())
 	steps := fs.String("steps", "", "instead of the comparison, measure tuning steps: each step (comma-separated) adds its settings (joined by +) to the step before and is measured against it (-steps default: every knob in turn)")
 	fs.BoolVar(&o.features, "features", false, "instead of the comparison, measure each of the farm's features alone: the farm as rendered against the farm without it, and against the minimal Envoy, both loaded at once")
+	fs.BoolVar(&o.handshakes, "handshakes", false, "instead of the comparison, measure requests/s with and without TLS (the IIS 5 book's Table 4.3) and full and resumed TLS handshakes per second per core, for the nginx proxy, the minimal Envoy and the farm, once per count of -handshake-workers")
+	workerCounts := fs.String("handshake-workers", "1,2", "with -handshakes: the proxy worker counts to measure, each with servers of its own (nginx worker processes and Envoy threads alike)")
+	fs.BoolVar(&o.exactBalance, "exact-balance", false, "every Envoy listener, the farm's and the minimal Envoy's, hands each new connection to its least loaded worker (connection_balance_config exact_balance) in place of the kernel's spread")
+	fs.IntVar(&o.handshakeClients, "handshake-clients", 16, "with -handshakes: connections the handshake client opens at once")
 	fs.BoolVar(&o.bufferedProxy, "buffered-proxy", true, "also measure an nginx proxy with proxy_buffering on (nginx's default; ingress-nginx turns it off), for reference")
 	fs.StringVar(&o.perfOut, "perf", "", "after the measurements, profile every proxy hop (nginx, Envoy) with perf under the first workload, and write perf's reports to this file")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, logs of nginx and Envoy); it is removed otherwise")
@@ -137,7 +150,7 @@ func parseFlags(args []string) (options, error) {
 	o.h2load.Connections = o.Connections
 	o.Headers = []string{"Host: " + siteHost}
 	concurrencyDefault = o.proxyWorkers
-	o.CPUs, o.hopCPUs, _ = benchkit.Placement(*pin && o.proxyWorkers == 1)
+	o.CPUs, o.hopCPUs, _ = benchkit.Placement(o.pin && o.proxyWorkers == 1)
 	o.h2load.CPUs = o.CPUs
 	var err error
 	if o.tuning, err = parseSettings(*tuning); err != nil {
@@ -154,6 +167,19 @@ func parseFlags(args []string) (options, error) {
 	}
 	if len(o.steps) > 0 {
 		o.protocols = []protocol{protoHTTP} // the steps tune the clear-text farm
+	}
+	if o.handshakes {
+		if len(o.steps) > 0 || o.features {
+			return o, errors.New("-handshakes, -steps and -features are runs of their own")
+		}
+		if o.workerCounts, err = parseCounts(*workerCounts); err != nil {
+			return o, err
+		}
+		if o.handshakeClients < 1 {
+			return o, errors.New("-handshake-clients must be positive")
+		}
+		// Every protocol, the servers as rendered: no tuned or buffered path.
+		o.protocols, o.tuning, o.bufferedProxy = protocols, nil, false
 	}
 	bin, err := benchkit.BinDir()
 	if err != nil {
@@ -177,6 +203,19 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("%v (run: make tools)", err)
 	}
 	return o, nil
+}
+
+// parseCounts reads a list of positive numbers such as "1,2".
+func parseCounts(list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("worker count %q: want a positive number", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // logf prints a progress line.

@@ -139,7 +139,11 @@ func startMinimal(ctx context.Context, o options, farm model.Farm, dir string, u
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	conf, err := bootstrapJSON(minimalBootstrap(l))
+	b := minimalBootstrap(l)
+	if o.exactBalance {
+		balanceExactly(b)
+	}
+	conf, err := bootstrapJSON(b)
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +156,9 @@ func startMinimal(ctx context.Context, o options, farm model.Farm, dir string, u
 	if err != nil {
 		return nil, err
 	}
+	if o.envoyWorkers > 0 {
+		args = withConcurrency(args, o.envoyWorkers)
+	}
 	s, err := benchkit.StartServer("minimal envoy", filepath.Join(dir, "envoy.log"), o.hopCPUs, append([]string{o.envoy}, args...)...)
 	if err != nil {
 		return nil, err
@@ -160,7 +167,7 @@ func startMinimal(ctx context.Context, o options, farm model.Farm, dir string, u
 	if err := benchkit.WaitReady(ctx, s, fmt.Sprintf("http://127.0.0.1:%d/ready", l.AdminPort), "", readyTimeout); err != nil {
 		return nil, err
 	}
-	base := route{name: minimalName, minimal: true, args: args, front: s}
+	base := route{name: minimalName, minimal: true, args: args, front: s, admin: fmt.Sprintf("127.0.0.1:%d", l.AdminPort)}
 	if cert != nil {
 		base.name, base.id, base.addr = minimalTLSName, "minimal-tls", fmt.Sprintf("127.0.0.1:%d", l.Port)
 		routes := httpsRoutes(base, cert)

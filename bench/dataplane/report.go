@@ -21,6 +21,7 @@ type report struct {
 	// beside it (benchkit.LoadAverage).
 	loadBefore, loadAfter string
 	results               []*workloadResult
+	workerRuns            []*workersRun // a run of -handshakes
 }
 
 type workloadResult struct {
@@ -101,6 +102,14 @@ func (c comparison) meetsTargets() bool {
 	return c.throughputRatio >= targetThroughput && c.p99Ratio <= targetP99
 }
 
+// placement says where the proxy hop, the client and the pool worker ran.
+func placement(o options) string {
+	if o.hopCPUs == "" {
+		return "the scheduler's"
+	}
+	return fmt.Sprintf("proxy hop on CPU %s; client and pool worker on CPU %s", o.hopCPUs, o.CPUs)
+}
+
 // markdown renders the results, ready for bench/README.md.
 func (r *report) markdown() string {
 	var b strings.Builder
@@ -129,15 +138,17 @@ func (r *report) markdown() string {
 	if len(o.steps) == 0 {
 		fmt.Fprintf(&b, "| Minimal Envoy | the same binary and arguments with a bootstrap of its own: a connection manager with one route to the pool worker and the router, nothing else (no request IDs, no access log, no x-envoy headers); TLS 1.3 from the same certificate's files |\n")
 	}
-	placement := "the scheduler's"
-	if o.hopCPUs != "" {
-		placement = fmt.Sprintf("proxy hop on CPU %s; client and pool worker on CPU %s", o.hopCPUs, o.CPUs)
+	if !o.handshakes {
+		fmt.Fprintf(&b, "| Placement | %s |\n", placement(o))
 	}
-	fmt.Fprintf(&b, "| Placement | %s |\n", placement)
 	if r.wall > 0 {
 		fmt.Fprintf(&b, "| Benchmark wall time | %s |\n", r.wall.Round(time.Second))
 	}
 	fmt.Fprintf(&b, "| Load average (1, 5, 15 min) | before the run: %s; after: %s |\n", orUnknown(r.loadBefore), orUnknown(r.loadAfter))
+	if o.handshakes {
+		b.WriteString(workerRunsMarkdown(o, r.workerRuns))
+		return b.String()
+	}
 	for _, res := range r.results {
 		fmt.Fprintf(&b, "\n**%s; %s** (mean response %.1f KB)\n\n", res.w.title, res.proto.title(), res.w.meanSize()/kib)
 		b.WriteString(res.markdown())

@@ -133,6 +133,7 @@ func httpsRoutes(base route, c *certificate) []*route {
 		r.proto, r.id = p, base.id+"-"+string(p)
 		r.url = "https://" + siteHost
 		r.client = c.httpsClient(r.addr, p == protoH2)
+		r.cert = c
 		out = append(out, &r)
 	}
 	return out

@@ -86,9 +86,7 @@ var knobs = []knob{
 		if err != nil {
 			return err
 		}
-		l.ConnectionBalanceConfig = &listenerv3.Listener_ConnectionBalanceConfig{
-			BalanceType: &listenerv3.Listener_ConnectionBalanceConfig_ExactBalance_{ExactBalance: &listenerv3.Listener_ConnectionBalanceConfig_ExactBalance{}},
-		}
+		l.ConnectionBalanceConfig = exactBalance()
 		return nil
 	}},
 	{name: "upstream-max-requests", about: "max_requests_per_connection to the pool (default value 10,000, the pool nginx's keepalive_requests)", apply: setUpstreamMaxRequests},
@@ -282,6 +280,21 @@ func withoutFilter(name string) func(*hcmv3.HttpConnectionManager, string) error
 	}
 }
 
+// exactBalance has a listener hand each new connection to the worker with
+// the fewest, in place of the kernel's spread (SO_REUSEPORT's hash).
+func exactBalance() *listenerv3.Listener_ConnectionBalanceConfig {
+	return &listenerv3.Listener_ConnectionBalanceConfig{
+		BalanceType: &listenerv3.Listener_ConnectionBalanceConfig_ExactBalance_{ExactBalance: &listenerv3.Listener_ConnectionBalanceConfig_ExactBalance{}},
+	}
+}
+
+// balanceExactly gives every listener of a bootstrap exactBalance.
+func balanceExactly(b *bootstrapv3.Bootstrap) {
+	for _, l := range b.StaticResources.GetListeners() {
+		l.ConnectionBalanceConfig = exactBalance()
+	}
+}
+
 // concurrencyDefault stands for "as many as the nginx proxy has workers";
 // main fills it in.
 var concurrencyDefault = 1
@@ -295,12 +308,19 @@ func setConcurrency(f *frontend, value string) error {
 			return fmt.Errorf("concurrency %q: want a positive number", value)
 		}
 	}
-	if i := slices.Index(f.args, "--concurrency"); i >= 0 && i+1 < len(f.args) {
-		f.args[i+1] = strconv.Itoa(n)
-		return nil
-	}
-	f.args = append(f.args, "--concurrency", strconv.Itoa(n))
+	f.args = withConcurrency(f.args, n)
 	return nil
+}
+
+// withConcurrency is Envoy's arguments with n worker threads in place of
+// the rendered count.
+func withConcurrency(args []string, n int) []string {
+	args = slices.Clone(args)
+	if i := slices.Index(args, "--concurrency"); i >= 0 && i+1 < len(args) {
+		args[i+1] = strconv.Itoa(n)
+		return args
+	}
+	return append(args, "--concurrency", strconv.Itoa(n))
 }
 
 func setBufferLimit(f *frontend, value string) error {
