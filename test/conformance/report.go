@@ -49,6 +49,7 @@ var ExtendedFeatures = []features.FeatureName{
 	features.SupportHTTPRouteRequestTimeout,
 	features.SupportHTTPRouteBackendTimeout,
 	features.SupportHTTPRouteBackendProtocolWebSocket,
+	features.SupportHTTPRouteNamedRouteRule,
 }
 
 // SkippedTests are the suite's tests the run skips, each with why: what
