@@ -427,6 +427,12 @@ func addService(ctx context.Context, c client.Reader, backends map[string]map[ty
 			}
 			b.TargetPorts[p.Port] = cmp.Or(p.TargetPort.IntVal, p.Port)
 		}
+		if p.AppProtocol != nil && *p.AppProtocol == gateway.AppProtocolH2C {
+			if b.H2CPorts == nil {
+				b.H2CPorts = map[int32]bool{}
+			}
+			b.H2CPorts[p.Port] = true
+		}
 	}
 	backends[gateway.KindService][key] = b
 	return nil

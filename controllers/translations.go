@@ -136,7 +136,7 @@ func fingerprint(in gateway.Inputs) uint64 {
 		for key, b := range backends {
 			parts := []string{"backend", kind, key.String(), b.ClusterIP}
 			for _, p := range b.Ports {
-				parts = append(parts, strconv.Itoa(int(p)), strconv.Itoa(int(b.TargetPorts[p])))
+				parts = append(parts, strconv.Itoa(int(p)), strconv.Itoa(int(b.TargetPorts[p])), strconv.FormatBool(b.H2CPorts[p]))
 			}
 			sum += item(parts...)
 		}

@@ -177,6 +177,20 @@ func TestARouteStatusThatSaysWhatIsWantedIsNotWrittenAgain(t *testing.T) {
 	}
 }
 
+// A Service port's protocol alone is a change: the clusters that reach it
+// speak another protocol.
+func TestATranslationIsNotReusedOnceAServicePortSpeaksH2C(t *testing.T) {
+	with := func(h2c map[int32]bool) uint64 {
+		in := translationInputs()
+		in.Backends[gateway.KindService] = map[types.NamespacedName]gateway.Backend{
+			{Namespace: "tenant", Name: "app"}: {Ports: []int32{8080}, ClusterIP: "10.96.0.9", H2CPorts: h2c}}
+		return fingerprint(in)
+	}
+	if with(nil) == with(map[int32]bool{8080: true}) {
+		t.Error("the fingerprint is the same whether the Service's port speaks h2c or not")
+	}
+}
+
 // The fingerprint lists what Attach reads by hand: a new input must join
 // it (or a reused translation would ignore its changes). The frontends'
 // certificates are not shared: the Gateway controller adds them to its
@@ -190,7 +204,7 @@ func TestTheFingerprintCoversEveryInput(t *testing.T) {
 			"CachePolicies", "UnloadedCertificates", "SiteContents"}},
 		{reflect.TypeFor[gateway.Farm](), []string{"Name", "Problem", "HTTPPort", "HTTPSPort", "Hosts", "TLSHosts",
 			"DefaultCertificate", "Addresses"}},
-		{reflect.TypeFor[gateway.Backend](), []string{"Ports", "ClusterIP", "TargetPorts"}},
+		{reflect.TypeFor[gateway.Backend](), []string{"Ports", "ClusterIP", "TargetPorts", "H2CPorts"}},
 	} {
 		var fields []string
 		for f := range tt.typ.Fields() {

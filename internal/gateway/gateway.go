@@ -83,7 +83,14 @@ type Backend struct {
 	// TargetPorts are a Service's target ports by port, those given as
 	// numbers: a headless Service's pods are reached on them.
 	TargetPorts map[int32]int32
+	// H2CPorts are a Service's ports whose appProtocol is kubernetes.io/h2c:
+	// the frontend speaks HTTP/2 in clear text to them.
+	H2CPorts map[int32]bool
 }
+
+// AppProtocolH2C is the Service port's appProtocol of HTTP/2 over clear
+// text (with prior knowledge), as Gateway API names it.
+const AppProtocolH2C = "kubernetes.io/h2c"
 
 // Inputs are the objects the translation of one Gateway reads.
 type Inputs struct {

@@ -87,6 +87,7 @@ func inputs(gw *gwv1.Gateway, routes ...*gwv1.HTTPRoute) Inputs {
 				{Namespace: "hosting", Name: "echo"}:      {Ports: []int32{8080}, ClusterIP: "10.96.1.2"},
 				{Namespace: "tenant-a", Name: "headless"}: {Ports: []int32{8080}},
 				{Namespace: "tenant-a", Name: "pods"}:     {Ports: []int32{8080}, TargetPorts: map[int32]int32{8080: 3000}},
+				{Namespace: "tenant-a", Name: "grpc"}:     {Ports: []int32{8080, 8081}, ClusterIP: "10.96.1.3", H2CPorts: map[int32]bool{8081: true}},
 			},
 		},
 	}
@@ -331,6 +332,26 @@ func TestAttachingRoutes(t *testing.T) {
 				want := model.ServiceBackend{Namespace: "tenant-a", Name: "pods", Port: 8080, TargetPort: 3000}
 				if got := *s.Routes[0].Backends[0].Service; got != want || got.DNSName() != "pods.tenant-a.svc" {
 					t.Fatalf("headless backend %+v (%s), want %+v", got, got.DNSName(), want)
+				}
+			},
+		},
+		{
+			name: "a Service port of appProtocol kubernetes.io/h2c is reached in HTTP/2 over clear text, its other ports in HTTP/1.1",
+			in: func() Inputs {
+				h2c := route("tenant-a", "h2c", 0, []string{"a.example"}, "Service:grpc")
+				port := gwv1.PortNumber(8081)
+				h2c.Spec.Rules[0].BackendRefs[0].Port = &port
+				return inputs(hosting(), h2c, route("tenant-a", "h1", 0, []string{"b.example"}, "Service:grpc"))
+			}(),
+			check: func(t *testing.T, res Result) {
+				for host, want := range map[string]bool{"a.example": true, "b.example": false} {
+					s := siteOf(res, host)
+					if s == nil || len(s.Routes[0].Backends) != 1 || s.Routes[0].Backends[0].Service == nil {
+						t.Fatalf("site of %s: %+v", host, s)
+					}
+					if got := s.Routes[0].Backends[0].Service; got.H2C != want {
+						t.Errorf("%s: backend %+v, want H2C %v", host, got, want)
+					}
 				}
 			},
 		},

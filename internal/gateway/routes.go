@@ -65,9 +65,11 @@ func resolveBackend(in Inputs, routeNamespace string, ref gwv1.BackendRef) (mode
 			return invalid, backendProblem{gwv1.RouteReasonUnsupportedValue,
 				fmt.Sprintf("headless Service %s: port %d's targetPort must be a number (its pods are reached directly)", key, *ref.Port)}
 		}
-		return model.Backend{Weight: weight, Service: &model.ServiceBackend{Namespace: ns, Name: key.Name, Port: *ref.Port, TargetPort: target}}, backendProblem{}
+		return model.Backend{Weight: weight, Service: &model.ServiceBackend{Namespace: ns, Name: key.Name, Port: *ref.Port, TargetPort: target,
+			H2C: found.H2CPorts[*ref.Port]}}, backendProblem{}
 	}
-	return model.Backend{Weight: weight, Service: &model.ServiceBackend{Namespace: ns, Name: key.Name, ClusterIP: found.ClusterIP, Port: *ref.Port}}, backendProblem{}
+	return model.Backend{Weight: weight, Service: &model.ServiceBackend{Namespace: ns, Name: key.Name, ClusterIP: found.ClusterIP, Port: *ref.Port,
+		H2C: found.H2CPorts[*ref.Port]}}, backendProblem{}
 }
 
 func portText(p *gwv1.PortNumber) string {

@@ -314,6 +314,9 @@ type ServiceBackend struct {
 	ClusterIP  string
 	Port       int32
 	TargetPort int32
+	// H2C: the port speaks HTTP/2 in clear text (appProtocol
+	// kubernetes.io/h2c); otherwise HTTP/1.1.
+	H2C bool
 }
 
 // DNSName is a headless Service's name in the cluster's DNS, which the

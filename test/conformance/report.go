@@ -50,6 +50,7 @@ var ExtendedFeatures = []features.FeatureName{
 	features.SupportHTTPRouteBackendTimeout,
 	features.SupportHTTPRouteBackendProtocolWebSocket,
 	features.SupportHTTPRouteNamedRouteRule,
+	features.SupportHTTPRouteBackendProtocolH2C,
 }
 
 // SkippedTests are the suite's tests the run skips, each with why: what

@@ -20,7 +20,6 @@ import (
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	downstreamv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/resource_monitors/downstream_connections/v3"
-	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -160,18 +159,12 @@ func xdsCluster(p model.Platform) *clusterv3.Cluster {
 	c := staticCluster(xdsClusterName, p.XDSHost, uint32(p.XDSPort))
 	c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STRICT_DNS}
 	c.TransportSocket = controlTLS(p, "h2")
-	c.TypedExtensionProtocolOptions = map[string]*anypb.Any{
-		"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": mustAny(&httpv3.HttpProtocolOptions{
-			UpstreamProtocolOptions: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_{ExplicitHttpConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig{
-				ProtocolConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_Http2ProtocolOptions{Http2ProtocolOptions: &corev3.Http2ProtocolOptions{
-					ConnectionKeepalive: &corev3.KeepaliveSettings{
-						Interval: durationpb.New(30 * time.Second),
-						Timeout:  durationpb.New(5 * time.Second),
-					},
-				}},
-			}},
-		}),
-	}
+	c.TypedExtensionProtocolOptions = upstreamHTTP2(&corev3.Http2ProtocolOptions{
+		ConnectionKeepalive: &corev3.KeepaliveSettings{
+			Interval: durationpb.New(30 * time.Second),
+			Timeout:  durationpb.New(5 * time.Second),
+		},
+	})
 	return c
 }
 

@@ -254,13 +254,19 @@ func serviceClusters(f model.Farm) []*clusterv3.Cluster {
 
 // serviceCluster reaches a Service at its cluster IP, or a headless one's
 // pods by its DNS name: every address the name has, looked up again as the
-// pods change (Envoy's default every 5 s).
+// pods change (Envoy's default every 5 s). A port of appProtocol
+// kubernetes.io/h2c is spoken to in HTTP/2 over clear text.
 func serviceCluster(name string, s model.ServiceBackend) *clusterv3.Cluster {
+	var c *clusterv3.Cluster
 	if s.ClusterIP != "" {
-		return staticCluster(name, s.ClusterIP, uint32(s.Port))
+		c = staticCluster(name, s.ClusterIP, uint32(s.Port))
+	} else {
+		c = staticCluster(name, s.DNSName(), uint32(s.TargetPort))
+		c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STRICT_DNS}
+		c.DnsLookupFamily = clusterv3.Cluster_V4_PREFERRED
 	}
-	c := staticCluster(name, s.DNSName(), uint32(s.TargetPort))
-	c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STRICT_DNS}
-	c.DnsLookupFamily = clusterv3.Cluster_V4_PREFERRED
+	if s.H2C {
+		c.TypedExtensionProtocolOptions = upstreamHTTP2(&corev3.Http2ProtocolOptions{})
+	}
 	return c
 }

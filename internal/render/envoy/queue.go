@@ -63,12 +63,16 @@ func queueBreakers(p model.Pool, frontends int32) *clusterv3.CircuitBreakers {
 // connection, and a stream that finds its worker's connections busy waits
 // in the queue as an HTTP/1.1 request does.
 func oneStreamPerConnection() map[string]*anypb.Any {
+	return upstreamHTTP2(&corev3.Http2ProtocolOptions{MaxConcurrentStreams: wrapperspb.UInt32(1)})
+}
+
+// upstreamHTTP2 are a cluster's protocol options that speak HTTP/2 to it
+// with these settings (in clear text unless the cluster has TLS).
+func upstreamHTTP2(o *corev3.Http2ProtocolOptions) map[string]*anypb.Any {
 	return map[string]*anypb.Any{
 		"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": mustAny(&httpv3.HttpProtocolOptions{
 			UpstreamProtocolOptions: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_{ExplicitHttpConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig{
-				ProtocolConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_Http2ProtocolOptions{Http2ProtocolOptions: &corev3.Http2ProtocolOptions{
-					MaxConcurrentStreams: wrapperspb.UInt32(1),
-				}},
+				ProtocolConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_Http2ProtocolOptions{Http2ProtocolOptions: o},
 			}},
 		}),
 	}
