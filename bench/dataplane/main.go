@@ -48,6 +48,7 @@ type options struct {
 	steps         [][]setting // set: run the tuning steps instead of the comparison
 	features      bool        // run the features' table instead of the comparison
 	bufferedProxy bool
+	envoyGateway  bool // also measure Envoy with Envoy Gateway's configuration
 	quietBelow    float64
 	hopCPUs       string // processors of the proxy hop (nginx proxy, Envoy); the client and the pool worker have client.CPUs
 	quietWait     time.Duration
@@ -95,6 +96,7 @@ func parseFlags(args []string) (options, error) {
 	tuning := fs.String("tuning", recommended, "settings of the tuned farm path (comma-separated; 'none' for no tuned path); knobs: "+knobNames())
 	steps := fs.String("steps", "", "instead of the comparison, measure tuning steps: each step (comma-separated) adds its settings (joined by +) to the step before and is measured against it (-steps default: every knob in turn)")
 	fs.BoolVar(&o.features, "features", false, "instead of the comparison, measure each of the farm's features alone: the farm as rendered against the farm without it, and against the minimal Envoy, both loaded at once")
+	fs.BoolVar(&o.envoyGateway, "envoy-gateway", true, "also measure Envoy with Envoy Gateway's configuration of the same case (its translator's output, testdata/envoygateway), on the same binary and arguments")
 	fs.BoolVar(&o.bufferedProxy, "buffered-proxy", true, "also measure an nginx proxy with proxy_buffering on (nginx's default; ingress-nginx turns it off), for reference")
 	fs.StringVar(&o.perfOut, "perf", "", "after the measurements, profile every proxy hop (nginx, Envoy) with perf under the first workload, and write perf's reports to this file")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, logs of nginx and Envoy); it is removed otherwise")

@@ -37,6 +37,7 @@ type routeResult struct {
 	name           string
 	farm, baseline bool
 	minimal        bool
+	envoyGateway   bool // Envoy with Envoy Gateway's configuration
 	hop            bool // a proxy stands between the client and the pool
 	samples        []sample
 	failure        string // why the route was dropped, if it was
