@@ -130,6 +130,9 @@ func (r *report) markdown() string {
 	if len(o.steps) == 0 {
 		fmt.Fprintf(&b, "| Minimal Envoy | the same binary and arguments with a bootstrap of its own: a connection manager with one route to the pool worker and the router, nothing else (no request IDs, no access log, no x-envoy headers); TLS 1.3 from the same certificate's files |\n")
 	}
+	if o.envoyGateway && len(o.steps) == 0 && !o.features {
+		fmt.Fprintf(&b, "| Envoy Gateway | %s |\n", envoyGatewayAbout)
+	}
 	placement := "the scheduler's"
 	if o.hopCPUs != "" {
 		placement = fmt.Sprintf("proxy hop on CPU %s; client and pool worker on CPU %s", o.hopCPUs, o.CPUs)
@@ -144,6 +147,7 @@ func (r *report) markdown() string {
 		b.WriteString(res.markdown())
 	}
 	b.WriteString(overheadMarkdown(r.results))
+	b.WriteString(envoyGatewayMarkdown(r.results))
 	return b.String()
 }
 
