@@ -9,6 +9,7 @@ import (
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 
 	"webfarm.dev/operator/bench/internal/benchkit"
+	"webfarm.dev/operator/internal/testutil"
 )
 
 func envoyGatewayForTest(t *testing.T, tls *benchkit.ProxyTLS) *bootstrapv3.Bootstrap {
@@ -110,4 +111,23 @@ func TestEnvoyGatewaysConfiguration(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestEnvoyAcceptsEnvoyGatewaysConfigurationMadeStatic(t *testing.T) {
+	dir := t.TempDir()
+	cert, err := newCertificate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := cert.writeFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, files := range []*benchkit.ProxyTLS{nil, files} {
+		conf, err := bootstrapJSON(envoyGatewayForTest(t, files))
+		if err != nil {
+			t.Fatal(err)
+		}
+		testutil.EnvoyCheck(t, string(conf))
+	}
 }
