@@ -179,6 +179,12 @@ bench-dataplane: ## Serve the IIS 6 and WebBench workloads on loopback (HTTP, HT
 	hack/install-tools.sh nginx envoy wrk h2load
 	go run ./bench/dataplane $(BENCH_ARGS)
 
+.PHONY: bench-dataplane-envoygateway
+bench-dataplane-envoygateway: ## Regenerate Envoy Gateway's configuration of bench-dataplane's case with the pinned egctl (bench/README.md).
+	hack/install-tools.sh egctl
+	bin/egctl experimental translate --from gateway-api --to xds --type all --output yaml \
+		--file bench/dataplane/testdata/envoygateway/resources.yaml > bench/dataplane/testdata/envoygateway/xds.yaml
+
 .PHONY: bench-cache
 bench-cache: ## Replay a Zipf-popular image gallery through the cache tier (IIS defaults, tuned, none) and race a cache hit against an nginx proxy.
 	hack/install-tools.sh nginx wrk

@@ -22,7 +22,9 @@
 # Gateway API conformance suite's backend server, built from its module at the
 # version go.mod requires; the conformance run's echo-basic image), kube-router
 # (its network policy controller enforces NetworkPolicy on the local cluster
-# when hack/cluster/up.sh is asked to; built from its module).
+# when hack/cluster/up.sh is asked to; built from its module), egctl (Envoy
+# Gateway's CLI: its offline translator renders Envoy Gateway's configuration
+# for `make bench-dataplane-envoygateway`; built from its module).
 # The downloads and package installs run in the background, and so does the
 # Kubernetes build, beside the other Go builds (one after the other); each tool
 # has its own lock, so installers of different tools run at once.
@@ -349,6 +351,22 @@ install_kube_router() {
   link k8s/kube-router "$out/kube-router"
 }
 
+# install_egctl: Envoy Gateway's egctl, as go_install would build it, plus
+# the version its release builds stamp (egctl version prints it). The module
+# has no replace directives, so `go install pkg@version` builds it as is.
+install_egctl() {
+  local out="$CACHE/egctl-$EGCTL_VERSION" tmp
+  if [ ! -x "$out/egctl" ]; then
+    log "installing egctl $EGCTL_VERSION from the Go module proxy (first time: minutes)"
+    tmp="$(build_dir "$out")"
+    CGO_ENABLED=0 GOBIN="$tmp" go install -trimpath \
+      -ldflags "-s -w -X github.com/envoyproxy/gateway/internal/cmd/version.envoyGatewayVersion=$EGCTL_VERSION" \
+      "github.com/envoyproxy/gateway/cmd/egctl@$EGCTL_VERSION"
+    publish "$tmp" "$out" egctl
+  fi
+  link egctl "$out/egctl"
+}
+
 # install_tool TOOL: under TOOL's own lock (two installers would build into
 # the same folders); a subshell, so that the lock goes with it.
 install_tool() (
@@ -373,6 +391,7 @@ install_tool() (
     cert-manager) build_cert_manager ;;
     echo-basic) build_echo_basic ;;
     kube-router) install_kube_router ;;
+    egctl) install_egctl ;;
     cluster-packages) apt_install containerd runc containernetworking-plugins iptables ipset conntrack umoci skopeo ;;
     wrk) apt_install wrk && link wrk "$(command -v wrk)" ;;
     h2load) apt_install nghttp2-client && link h2load "$(command -v h2load)" ;;
@@ -390,7 +409,7 @@ background=() builds=()
 for t in "${tools[@]}"; do
   case "$t" in
     envoy | envoy-arm64 | nginx | cluster-packages | wrk | h2load | kube) background+=("$t") ;;
-    etcd | coredns | controller-gen | helm | golangci-lint | promtool | prometheus | prometheus-operator | registry | cosign | syft | cert-manager | echo-basic | kube-router) builds+=("$t") ;;
+    etcd | coredns | controller-gen | helm | golangci-lint | promtool | prometheus | prometheus-operator | registry | cosign | syft | cert-manager | echo-basic | kube-router | egctl) builds+=("$t") ;;
     *) die "unknown tool: $t" ;;
   esac
 done

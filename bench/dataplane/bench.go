@@ -30,6 +30,9 @@ type route struct {
 	farm     bool
 	baseline bool
 	minimal  bool // the minimal Envoy, which the farm's overhead is measured against
+	// envoyGateway: Envoy with Envoy Gateway's configuration of the same
+	// case, which the farm is compared with (envoygateway.go).
+	envoyGateway bool
 	// feature, in a run of features, names the feature this farm path goes
 	// without ("": the farm as rendered).
 	feature string
@@ -225,6 +228,13 @@ func startRoutes(ctx context.Context, o options, dir string, procs *servers) ([]
 			}
 			routes = append(routes, minimal...)
 		}
+		if o.envoyGateway && len(o.steps) == 0 && !o.features {
+			eg, err := startEnvoyGateway(ctx, o, farm, filepath.Join(dir, "envoygateway"), layout.HTTPPort, nil, procs)
+			if err != nil {
+				return nil, nil, err
+			}
+			routes = append(routes, eg...)
+		}
 		for i, v := range variants {
 			r, err := startFrontend(ctx, o, farm, poolModel, v, filepath.Join(dir, fmt.Sprintf("envoy-%d", i)), layout, nil, procs)
 			if err != nil {
@@ -267,6 +277,12 @@ func startTLSRoutes(ctx context.Context, o options, dir string, poolModel model.
 	if err != nil {
 		return nil, err
 	}
+	var eg []*route
+	if o.envoyGateway && !o.features {
+		if eg, err = startEnvoyGateway(ctx, o, farm, filepath.Join(dir, "envoygateway-tls"), layout.HTTPPort, cert, procs); err != nil {
+			return nil, err
+		}
+	}
 	var fronts []*route
 	for i, v := range variants {
 		dir := filepath.Join(dir, "envoy-tls")
@@ -280,7 +296,7 @@ func startTLSRoutes(ctx context.Context, o options, dir string, poolModel model.
 		fronts = append(fronts, front...)
 	}
 	var out []*route
-	for _, r := range slices.Concat(proxy, minimal, fronts) {
+	for _, r := range slices.Concat(proxy, minimal, eg, fronts) {
 		if slices.Contains(o.protocols, r.proto) {
 			out = append(out, r)
 		}
@@ -293,7 +309,7 @@ func startTLSRoutes(ctx context.Context, o options, dir string, poolModel model.
 func measureWorkload(ctx context.Context, o options, w workload, p protocol, routes []*route, pool *benchkit.Server, in loadInput) (*workloadResult, error) {
 	res := &workloadResult{w: w, proto: p}
 	for _, r := range routes {
-		res.routes = append(res.routes, &routeResult{name: r.name, farm: r.farm, baseline: r.baseline, minimal: r.minimal, hop: r.front != nil})
+		res.routes = append(res.routes, &routeResult{name: r.name, farm: r.farm, baseline: r.baseline, minimal: r.minimal, envoyGateway: r.envoyGateway, hop: r.front != nil})
 	}
 	// A route that answers wrongly (a status other than 2xx/3xx, a reset)
 	// has no figures worth reporting: it is dropped from the workload and

@@ -57,6 +57,7 @@ type options struct {
 	pin              bool // -pin: fixed processors with one proxy worker
 	exactBalance     bool // every Envoy listener balances connections exactly over its workers
 	bufferedProxy    bool
+	envoyGateway     bool // also measure Envoy with Envoy Gateway's configuration
 	quietBelow       float64
 	hopCPUs          string // processors of the proxy hop (nginx proxy, Envoy); the client and the pool worker have client.CPUs
 	quietWait        time.Duration
@@ -108,6 +109,7 @@ func parseFlags(args []string) (options, error) {
 	workerCounts := fs.String("handshake-workers", "1,2", "with -handshakes: the proxy worker counts to measure, each with servers of its own (nginx worker processes and Envoy threads alike)")
 	fs.BoolVar(&o.exactBalance, "exact-balance", false, "every Envoy listener, the farm's and the minimal Envoy's, hands each new connection to its least loaded worker (connection_balance_config exact_balance) in place of the kernel's spread")
 	fs.IntVar(&o.handshakeClients, "handshake-clients", 16, "with -handshakes: connections the handshake client opens at once")
+	fs.BoolVar(&o.envoyGateway, "envoy-gateway", true, "also measure Envoy with Envoy Gateway's configuration of the same case (its translator's output, testdata/envoygateway), on the same binary and arguments")
 	fs.BoolVar(&o.bufferedProxy, "buffered-proxy", true, "also measure an nginx proxy with proxy_buffering on (nginx's default; ingress-nginx turns it off), for reference")
 	fs.StringVar(&o.perfOut, "perf", "", "after the measurements, profile every proxy hop (nginx, Envoy) with perf under the first workload, and write perf's reports to this file")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, logs of nginx and Envoy); it is removed otherwise")
@@ -167,6 +169,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if len(o.steps) > 0 {
 		o.protocols = []protocol{protoHTTP} // the steps tune the clear-text farm
+	}
+	if o.handshakes {
+		o.envoyGateway = false // Table 4.3 compares nginx, the minimal Envoy and the farm
 	}
 	if o.handshakes {
 		if len(o.steps) > 0 || o.features {

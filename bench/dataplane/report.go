@@ -38,6 +38,7 @@ type routeResult struct {
 	name           string
 	farm, baseline bool
 	minimal        bool
+	envoyGateway   bool // Envoy with Envoy Gateway's configuration
 	hop            bool // a proxy stands between the client and the pool
 	samples        []sample
 	failure        string // why the route was dropped, if it was
@@ -138,6 +139,9 @@ func (r *report) markdown() string {
 	if len(o.steps) == 0 {
 		fmt.Fprintf(&b, "| Minimal Envoy | the same binary and arguments with a bootstrap of its own: a connection manager with one route to the pool worker and the router, nothing else (no request IDs, no access log, no x-envoy headers); TLS 1.3 from the same certificate's files |\n")
 	}
+	if o.envoyGateway && len(o.steps) == 0 && !o.features && !o.handshakes {
+		fmt.Fprintf(&b, "| Envoy Gateway | %s |\n", envoyGatewayAbout)
+	}
 	if !o.handshakes {
 		fmt.Fprintf(&b, "| Placement | %s |\n", placement(o))
 	}
@@ -154,6 +158,7 @@ func (r *report) markdown() string {
 		b.WriteString(res.markdown())
 	}
 	b.WriteString(overheadMarkdown(r.results))
+	b.WriteString(envoyGatewayMarkdown(r.results))
 	return b.String()
 }
 

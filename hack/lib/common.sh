@@ -32,6 +32,9 @@ CERT_MANAGER_VERSION=v1.21.2
 # kube-router's network policy controller alone (no routing, no service proxy):
 # the local cluster's NetworkPolicy enforcement, when asked for (hack/cluster/up.sh).
 KUBE_ROUTER_VERSION=v2.1.0
+# Envoy Gateway's egctl: its `experimental translate` renders Envoy Gateway's
+# configuration offline for bench/dataplane's comparison (bench/README.md).
+EGCTL_VERSION=v1.9.1
 LOCAL_REGISTRY="${WEBFARM_LOCAL_REGISTRY:-127.0.0.1:5000}"
 # on_loopback REF: whether a registry (or a reference in it) is on this
 # machine, spoken to over plain HTTP; every other registry over HTTPS.
