@@ -348,7 +348,7 @@ func gatewayInputs(ctx context.Context, c client.Reader, gw *gwv1.Gateway) (gate
 	for _, r := range routes {
 		in.Routes = append(in.Routes, r)
 		for _, rule := range r.Spec.Rules {
-			for _, ref := range rule.BackendRefs {
+			for _, ref := range gateway.ObjectRefs(rule) {
 				ns := r.Namespace
 				if ref.Namespace != nil {
 					ns = string(*ref.Namespace)
@@ -760,7 +760,7 @@ func SetupGatewayAPI(mgr ctrl.Manager, opts ControllerOptions, translations *Tra
 		r := o.(*gwv1.HTTPRoute)
 		var out []string
 		for _, rule := range r.Spec.Rules {
-			for _, ref := range rule.BackendRefs {
+			for _, ref := range gateway.ObjectRefs(rule) {
 				ns := r.Namespace
 				if ref.Namespace != nil {
 					ns = string(*ref.Namespace)

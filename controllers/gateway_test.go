@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -288,6 +289,41 @@ func TestTenantsRoutesAttachToTheFarmsGateway(t *testing.T) {
 				return fmt.Errorf("virtual hosts %v, want %v", got, want)
 			}
 			return nil
+		})
+	})
+	t.Run("a request mirror to a tenant's Service is loaded with the route and copies its requests to it", func(t *testing.T) {
+		copied := httpRoute(tenantA, "copied", infra, []string{"copy.example"}, "shared-1")
+		port := gwv1.PortNumber(8080)
+		copied.Spec.Rules[0].Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: &gwv1.HTTPRequestMirrorFilter{
+			BackendRef: gwv1.BackendObjectReference{Name: "shadow", Port: &port}}}}
+		create(t, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: "shadow"},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 8080}}}}, copied)
+		mirror := vocabulary.ServiceCluster(tenantA, "shadow", 8080)
+		testutil.Eventually(t, 10*time.Second, func() error {
+			if err := expectRouteCondition(tenantA, "copied", "ResolvedRefs", "True/ResolvedRefs"); err != nil {
+				return err
+			}
+			r, ok := xdsServer.Routing(nodeCluster)
+			if !ok {
+				return fmt.Errorf("no snapshot for %s", nodeCluster)
+			}
+			if !slices.ContainsFunc(r.Clusters, func(c *clusterv3.Cluster) bool { return c.Name == mirror }) {
+				return fmt.Errorf("no cluster %s in the snapshot", mirror)
+			}
+			hosts, err := r.SiteVirtualHosts()
+			if err != nil {
+				return err
+			}
+			for _, vh := range hosts {
+				if !slices.Contains(vh.Domains, "copy.example") {
+					continue
+				}
+				if m := vh.Routes[len(vh.Routes)-1].GetRoute().GetRequestMirrorPolicies(); len(m) != 1 || m[0].Cluster != mirror {
+					return fmt.Errorf("copy.example's mirrors %v, want %s", m, mirror)
+				}
+				return nil
+			}
+			return fmt.Errorf("no virtual host for copy.example")
 		})
 	})
 }

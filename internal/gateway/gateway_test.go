@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -374,11 +375,51 @@ func TestAttachingRoutes(t *testing.T) {
 			name: "a filter the farm does not serve refuses the route with UnsupportedValue",
 			in: func() Inputs {
 				r := route("tenant-a", "site", 0, []string{"a.example"}, "Service:echo")
-				r.Spec.Rules[0].Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestMirror}}
+				r.Spec.Rules[0].Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterCORS}}
 				return inputs(hosting(), r)
 			}(),
 			check: func(t *testing.T, res Result) {
 				expect(t, parentCondition(res, "tenant-a", "site", "Accepted"), "False/UnsupportedValue")
+			},
+		},
+		{
+			name: "request mirrors copy a rule's requests to Services by percent, fraction or all; an AppPool mirror is refused; a missing Service is left out and told",
+			in: func() Inputs {
+				mirror := func(name string, percent *int32, fraction *gwv1.Fraction) gwv1.HTTPRouteFilter {
+					return gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: &gwv1.HTTPRequestMirrorFilter{
+						BackendRef: backendRef("Service:" + name).BackendObjectReference, Percent: percent, Fraction: fraction}}
+				}
+				half, thousand := int32(50), int32(1000)
+				copied := route("tenant-a", "copied", 0, []string{"a.example"}, "Service:echo")
+				copied.Spec.Rules[0].Filters = []gwv1.HTTPRouteFilter{mirror("pods", nil, nil), mirror("grpc", &half, nil),
+					mirror("echo", nil, &gwv1.Fraction{Numerator: 1, Denominator: &thousand})}
+				missing := route("tenant-a", "missing", 0, []string{"b.example"}, "Service:echo")
+				missing.Spec.Rules[0].Filters = []gwv1.HTTPRouteFilter{mirror("nothing", nil, nil)}
+				pool := route("tenant-a", "pool", 0, []string{"c.example"}, "Service:echo")
+				kind := gwv1.Kind(KindAppPool)
+				group := gwv1.Group(GroupWebFarm)
+				pool.Spec.Rules[0].Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: &gwv1.HTTPRequestMirrorFilter{
+					BackendRef: gwv1.BackendObjectReference{Group: &group, Kind: &kind, Name: "own"}}}}
+				return inputs(hosting(), copied, missing, pool)
+			}(),
+			check: func(t *testing.T, res Result) {
+				expect(t, parentCondition(res, "tenant-a", "copied", "ResolvedRefs"), "True/ResolvedRefs")
+				s := siteOf(res, "a.example")
+				if s == nil || s.Routes[0].Filters == nil {
+					t.Fatalf("site of a.example: %+v", s)
+				}
+				var got []string
+				for _, m := range s.Routes[0].Filters.Mirrors {
+					got = append(got, fmt.Sprintf("%s:%d %d", m.Service.Name, m.Service.Port, m.PerMillion))
+				}
+				if want := []string{"pods:8080 1000000", "grpc:8080 500000", "echo:8080 1000"}; !slices.Equal(got, want) {
+					t.Errorf("mirrors %v, want %v", got, want)
+				}
+				expect(t, parentCondition(res, "tenant-a", "missing", "ResolvedRefs"), "False/BackendNotFound")
+				if s := siteOf(res, "b.example"); s == nil || len(s.Routes[0].Backends) != 1 || (s.Routes[0].Filters != nil && len(s.Routes[0].Filters.Mirrors) > 0) {
+					t.Errorf("site of b.example %+v: want it served without its missing mirror", s)
+				}
+				expect(t, parentCondition(res, "tenant-a", "pool", "Accepted"), "False/UnsupportedValue")
 			},
 		},
 		{

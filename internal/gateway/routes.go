@@ -118,6 +118,14 @@ func resolvedRefs(in Inputs, r *gwv1.HTTPRoute, gen int64) metav1.Condition {
 					fmt.Sprintf("CachePolicy %s fronts one AppPool: the rule must have one AppPool backend", policy), gen)
 			}
 		}
+		for _, f := range rule.Filters {
+			if f.Type != gwv1.HTTPRouteFilterRequestMirror || f.RequestMirror == nil {
+				continue
+			}
+			if _, p := resolveBackend(in, r.Namespace, gwv1.BackendRef{BackendObjectReference: f.RequestMirror.BackendRef}); p.reason != "" {
+				return condition(string(gwv1.RouteConditionResolvedRefs), false, string(p.reason), "requestMirror: "+p.message, gen)
+			}
+		}
 		if _, p := ruleContent(in, r.Namespace, rule); p.reason != "" {
 			return condition(string(gwv1.RouteConditionResolvedRefs), false, string(p.reason), p.message, gen)
 		}
@@ -191,6 +199,17 @@ func unsupportedFilter(f gwv1.HTTPRouteFilter) string {
 			return fmt.Sprintf("requestRedirect statusCode %d: 301, 302, 303, 307 or 308", *rd.StatusCode)
 		}
 		return badPathModifier("requestRedirect", rd.Path)
+	case gwv1.HTTPRouteFilterRequestMirror:
+		m := f.RequestMirror
+		switch {
+		case m == nil:
+			return "requestMirror: missing"
+		case valueOr(m.BackendRef.Group, "") != "" || valueOr(m.BackendRef.Kind, KindService) != KindService:
+			return fmt.Sprintf("requestMirror backendRef %s: only Services are mirrored to", m.BackendRef.Name)
+		case m.Percent != nil && m.Fraction != nil:
+			return "requestMirror: percent or fraction, not both"
+		}
+		return ""
 	case gwv1.HTTPRouteFilterURLRewrite:
 		rw := f.URLRewrite
 		switch {
@@ -473,7 +492,7 @@ func hostRoutes(in Inputs, routes []*gwv1.HTTPRoute) []model.Route {
 			if sendsToPool(target) {
 				target.Content, _ = ruleContent(in, r.Namespace, rule)
 			}
-			target.Filters = filters(rule)
+			target.Filters = withMirrors(filters(rule), mirrors(in, r.Namespace, rule))
 			target.Timeout, target.BackendTimeout, _ = timeouts(rule)
 			matches := rule.Matches
 			if len(matches) == 0 {
@@ -625,4 +644,70 @@ func unsupportedMatch(m gwv1.HTTPRouteMatch) string {
 		}
 	}
 	return ""
+}
+
+// mirrors are the Services a rule's RequestMirror filters copy its requests
+// to, with their shares; a mirror that does not resolve is left out (the
+// route's ResolvedRefs condition says why), the rule still served.
+func mirrors(in Inputs, routeNamespace string, rule gwv1.HTTPRouteRule) []model.Mirror {
+	var out []model.Mirror
+	for _, f := range rule.Filters {
+		if f.Type != gwv1.HTTPRouteFilterRequestMirror || f.RequestMirror == nil {
+			continue
+		}
+		b, p := resolveBackend(in, routeNamespace, gwv1.BackendRef{BackendObjectReference: f.RequestMirror.BackendRef})
+		if p.reason != "" || b.Service == nil {
+			continue
+		}
+		out = append(out, model.Mirror{Service: *b.Service, PerMillion: mirrorShare(f.RequestMirror)})
+	}
+	return out
+}
+
+// mirrorShare is a mirror's share of requests in millionths: its percent,
+// or its fraction (denominator 100 unless given), else every request.
+func mirrorShare(m *gwv1.HTTPRequestMirrorFilter) uint32 {
+	const whole = 1_000_000
+	switch {
+	case m.Percent != nil:
+		return uint32(min(max(int64(*m.Percent), 0), 100) * whole / 100)
+	case m.Fraction != nil:
+		d := int64(100)
+		if m.Fraction.Denominator != nil {
+			d = int64(*m.Fraction.Denominator)
+		}
+		if d <= 0 {
+			return 0
+		}
+		return uint32(min(max(int64(m.Fraction.Numerator), 0), d) * whole / d)
+	}
+	return whole
+}
+
+// withMirrors adds mirrors to a rule's filters (nil filters and no mirrors:
+// nil).
+func withMirrors(f *model.Filters, m []model.Mirror) *model.Filters {
+	if len(m) == 0 {
+		return f
+	}
+	if f == nil {
+		f = &model.Filters{}
+	}
+	f.Mirrors = m
+	return f
+}
+
+// ObjectRefs are the objects a rule sends requests to: its backendRefs and
+// its request mirrors' (the controller loads and watches them all).
+func ObjectRefs(rule gwv1.HTTPRouteRule) []gwv1.BackendObjectReference {
+	out := make([]gwv1.BackendObjectReference, 0, len(rule.BackendRefs))
+	for _, ref := range rule.BackendRefs {
+		out = append(out, ref.BackendObjectReference)
+	}
+	for _, f := range rule.Filters {
+		if f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil {
+			out = append(out, f.RequestMirror.BackendRef)
+		}
+	}
+	return out
 }

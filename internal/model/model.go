@@ -245,6 +245,16 @@ type Filters struct {
 	RequestHeaders, ResponseHeaders HeaderChanges
 	Redirect                        *Redirect
 	Rewrite                         *Rewrite
+	// Mirrors get a copy of the rule's requests, their answers ignored.
+	Mirrors []Mirror
+}
+
+// Mirror is a Service that gets a copy of a share of a rule's requests.
+type Mirror struct {
+	Service ServiceBackend
+	// PerMillion is the share of requests copied, in millionths (1,000,000:
+	// every request).
+	PerMillion uint32
 }
 
 // HeaderChanges set (replace), add (append) and remove headers.

@@ -21,9 +21,12 @@ func FuzzGatewayRouting(f *testing.F) {
 	f.Add("a.example", "/x//y", false, "x-a", "v\r\nInjected: 1", "q", "\x00", "PATCH", uint8(2), uint8(1))
 	f.Add("a.example", `/"quoted"`, true, "bad name", "v", "q q", "v", "BREW", uint8(0), uint8(0))
 	f.Add("A.EXAMPLE", "/%2e%2e/etc", false, ":authority", "x", "", "", "", uint8(5), uint8(2))
+	f.Add("b.example", "/copy", false, "", "", "", "", "", uint8(132), uint8(1))
+	f.Add("b.example", "/copy", true, "", "", "", "", "", uint8(255), uint8(2))
 	f.Fuzz(func(t *testing.T, host, path string, exact bool, header, headerValue, query, queryValue, method string, weight, backends uint8) {
 		// The same values in filters: a header set and removed, a rewrite,
-		// and (with an odd weight) a redirect to the host and path.
+		// (with an odd weight) a redirect to the host and path, and (with
+		// weight%8 of 4 to 7) a request mirror.
 		pathType := gwv1.PathMatchPathPrefix
 		if exact {
 			pathType = gwv1.PathMatchExact
@@ -57,6 +60,21 @@ func FuzzGatewayRouting(f *testing.F) {
 		} else if weight%4 == 2 {
 			filters = append(filters, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
 				Hostname: (*gwv1.PreciseHostname)(&host), Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: &queryValue}}})
+		}
+		if weight%8 >= 4 {
+			// A mirror to a Service or a missing one, by a percent or a
+			// fraction out of range as often as in it.
+			port := gwv1.PortNumber(8080)
+			mirror := &gwv1.HTTPRequestMirrorFilter{BackendRef: gwv1.BackendObjectReference{
+				Name: []gwv1.ObjectName{"canary", "missing"}[weight%2], Port: &port}}
+			if backends%2 == 0 {
+				percent := int32(weight) - 100
+				mirror.Percent = &percent
+			} else {
+				denominator := int32(backends) - 1
+				mirror.Fraction = &gwv1.Fraction{Numerator: int32(weight), Denominator: &denominator}
+			}
+			filters = append(filters, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: mirror})
 		}
 		route := &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "r"}, Spec: gwv1.HTTPRouteSpec{
 			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "public"}}},

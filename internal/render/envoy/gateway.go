@@ -10,6 +10,7 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -173,7 +174,11 @@ func withFilters(routes []*routev3.Route, r model.Route) []*routev3.Route {
 		route.ResponseHeadersToAdd = append(route.ResponseHeadersToAdd, headerOptions(f.ResponseHeaders)...)
 		route.ResponseHeadersToRemove = append(route.ResponseHeadersToRemove, f.ResponseHeaders.Remove...)
 		action := route.GetRoute()
-		if f.Rewrite == nil || action == nil {
+		if action == nil {
+			continue
+		}
+		action.RequestMirrorPolicies = mirrorPolicies(f.Mirrors)
+		if f.Rewrite == nil {
 			continue
 		}
 		if f.Rewrite.Hostname != "" {
@@ -188,6 +193,21 @@ func withFilters(routes []*routev3.Route, r model.Route) []*routev3.Route {
 		}
 	}
 	return routes
+}
+
+// mirrorPolicies copy a rule's requests to its mirrors (nil: none); a
+// share below every request is drawn per request.
+func mirrorPolicies(mirrors []model.Mirror) []*routev3.RouteAction_RequestMirrorPolicy {
+	var out []*routev3.RouteAction_RequestMirrorPolicy
+	for _, m := range mirrors {
+		p := &routev3.RouteAction_RequestMirrorPolicy{Cluster: backendCluster(model.Backend{Service: &m.Service})}
+		if m.PerMillion < 1_000_000 {
+			p.RuntimeFraction = &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{
+				Numerator: m.PerMillion, Denominator: typev3.FractionalPercent_MILLION}}
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // headerOptions are a rule's header changes; "%" in a value is Envoy's
@@ -229,7 +249,13 @@ func serviceClusters(f model.Farm) []*clusterv3.Cluster {
 	seen := map[string]*clusterv3.Cluster{}
 	for _, s := range f.Sites {
 		for _, r := range s.Routes {
-			for _, b := range r.Backends {
+			backends := slices.Clone(r.Backends)
+			if r.Filters != nil {
+				for _, m := range r.Filters.Mirrors {
+					backends = append(backends, model.Backend{Service: &m.Service})
+				}
+			}
+			for _, b := range backends {
 				if b.Service == nil {
 					continue
 				}

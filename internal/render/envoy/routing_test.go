@@ -171,7 +171,7 @@ func TestFarmRouting(t *testing.T) {
 				f.Sites[0].MaxConnections = 500
 				f.Sites[1].TLS = &model.SiteTLS{SecretName: "second-tls", ServePlainHTTP: true}
 			}},
-		{"a Gateway's routes match exact paths, prefixes kept on the path, headers, query parameters and methods, go to a pool, Services by weight (HTTP/2 in clear text where the port says h2c) or a 500, redirect (on the listener's port unless told otherwise), rewrite, change headers and bound their time", "routing-gateway.json", contoso(), contosoBackends(), "", "",
+		{"a Gateway's routes match exact paths, prefixes kept on the path, headers, query parameters and methods, go to a pool, Services by weight (HTTP/2 in clear text where the port says h2c) or a 500, copy requests to mirrors, redirect (on the listener's port unless told otherwise), rewrite, change headers and bound their time", "routing-gateway.json", contoso(), contosoBackends(), "", "",
 			func(f *model.Farm, pools map[string]model.Pool, b endpoints.Backends) {
 				echo := &model.ServiceBackend{Namespace: "tenant-a", Name: "echo", ClusterIP: "10.96.0.20", Port: 8080}
 				canary := &model.ServiceBackend{Namespace: "tenant-a", Name: "echo-canary", ClusterIP: "10.96.0.21", Port: 8080}
@@ -187,6 +187,9 @@ func TestFarmRouting(t *testing.T) {
 					{Match: &model.Match{Path: "/broken"}, Backends: []model.Backend{{Service: echo, Weight: 1}, {Invalid: true, Weight: 1}}},
 					{Match: &model.Match{Path: "/stateful"}, Backends: []model.Backend{{Service: headless, Weight: 1}}},
 					{Match: &model.Match{Path: "/h2c"}, Backends: []model.Backend{{Service: h2c, Weight: 1}}},
+					{Match: &model.Match{Path: "/shadowed"}, Backends: []model.Backend{{Service: echo, Weight: 1}}, Filters: &model.Filters{
+						Mirrors: []model.Mirror{{Service: *canary, PerMillion: 1_000_000}, {Service: model.ServiceBackend{
+							Namespace: "tenant-b", Name: "shadow", ClusterIP: "10.96.0.23", Port: 8080}, PerMillion: 100_000}}}},
 					{Match: &model.Match{Path: "/moved"}, Refused: true, Filters: &model.Filters{Redirect: &model.Redirect{
 						Hostname: "b.example", StatusCode: 302}}},
 					{Match: &model.Match{Path: "/gone"}, Refused: true},
