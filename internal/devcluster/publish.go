@@ -138,6 +138,9 @@ func PublishPrevious(ctx context.Context, root string, out io.Writer) (Published
 	if err := build.Run(); err != nil {
 		return Published{}, fmt.Errorf("building the previous release's operator: %w", err)
 	}
+	if err := todaysEnvoyDrain(ctx, root, dir, out); err != nil {
+		return Published{}, err
+	}
 	if err := runScript(ctx, dir, out, "hack/release.sh", "--version", version); err != nil {
 		return Published{}, err
 	}
@@ -158,4 +161,23 @@ func readEnv(path string) (map[string]string, error) {
 		}
 	}
 	return values, nil
+}
+
+// todaysEnvoyDrain puts this tree's envoy-drain where today's image tooling
+// looks for it when it builds the previous release's Envoy image (the
+// images are today's; that release's build makes no envoy-drain): the
+// binary this tree built, so that the image is the same, else a build of
+// it.
+func todaysEnvoyDrain(ctx context.Context, root, dir string, out io.Writer) error {
+	to := filepath.Join(dir, "bin", "envoy-drain")
+	if b, err := os.ReadFile(filepath.Join(root, "bin", "envoy-drain")); err == nil {
+		return os.WriteFile(to, b, 0o755)
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", to, "./cmd/envoy-drain")
+	build.Dir, build.Stdout, build.Stderr = root, out, out
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("building envoy-drain for the previous release's Envoy image: %w", err)
+	}
+	return nil
 }
