@@ -334,15 +334,7 @@ func startEnvoyGateway(ctx context.Context, o options, farm model.Farm, dir stri
 	if err != nil {
 		return nil, err
 	}
-	conf, err := bootstrapJSON(b)
-	if err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, "envoy.json")
-	if err := os.WriteFile(path, conf, 0o644); err != nil {
-		return nil, err
-	}
-	args, err := renderedEnvoyArgs(farm, path)
+	args, err := writeBootstrap(dir, farm, b)
 	if err != nil {
 		return nil, err
 	}

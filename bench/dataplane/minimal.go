@@ -143,16 +143,7 @@ func startMinimal(ctx context.Context, o options, farm model.Farm, dir string, u
 	if o.exactBalance {
 		balanceExactly(b)
 	}
-	conf, err := bootstrapJSON(b)
-	if err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, "envoy.json")
-	if err := os.WriteFile(path, conf, 0o644); err != nil {
-		return nil, err
-	}
-	// The farm's own arguments: the same worker count and options.
-	args, err := renderedEnvoyArgs(farm, path)
+	args, err := writeBootstrap(dir, farm, b)
 	if err != nil {
 		return nil, err
 	}
