@@ -241,6 +241,9 @@ func TestTenantsRoutesAttachToTheFarmsGateway(t *testing.T) {
 	})
 	t.Run("a pool only a route reaches has its workers' endpoints followed in the snapshot", func(t *testing.T) {
 		create(t, appPool(infra, "tenant-only"), httpRoute(tenantA, "docs", infra, []string{"docs.example"}, "tenant-only"))
+		t.Cleanup(func() {
+			_ = k8sClient.Delete(context.Background(), &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: "docs"}})
+		})
 		slice := endpointSlice(infra, "tenant-only-pool-x", vocabulary.ComponentPool, "tenant-only", endpoint("10.244.7.1", true, true, false))
 		create(t, slice)
 		testutil.Eventually(t, 10*time.Second, func() error {
@@ -264,9 +267,33 @@ func TestTenantsRoutesAttachToTheFarmsGateway(t *testing.T) {
 			}
 			return nil
 		})
-		if err := k8sClient.Delete(context.Background(), &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: "docs"}}); err != nil {
-			t.Fatal(err)
-		}
+	})
+	t.Run("a route created before its pool and the pool's workers is served with their endpoints once they exist", func(t *testing.T) {
+		// The pool's name reaches the farm's indexes only when the farm's
+		// status names it, after the slice's event has passed.
+		create(t, httpRoute(tenantA, "late", infra, []string{"late.example"}, "late-pool"))
+		t.Cleanup(func() {
+			_ = k8sClient.Delete(context.Background(), &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: "late"}})
+		})
+		create(t, endpointSlice(infra, "late-pool-pool-x", vocabulary.ComponentPool, "late-pool", endpoint("10.244.8.1", true, true, false)))
+		create(t, appPool(infra, "late-pool"))
+		testutil.Eventually(t, 10*time.Second, func() error {
+			got, err := endpointsOf(nodeCluster, vocabulary.PoolCluster("late-pool"))
+			if err != nil {
+				return err
+			}
+			if fmt.Sprint(got) != "[10.244.8.1:8080 HEALTHY]" {
+				return fmt.Errorf("endpoints %v", got)
+			}
+			hosts, err := virtualHosts(nodeCluster)
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(hosts, "late.example->pool/late-pool") {
+				return fmt.Errorf("virtual hosts %v, want late.example->pool/late-pool among them", hosts)
+			}
+			return nil
+		})
 	})
 	t.Run("a tenant removing its route removes only its hosts, and the host passes to the next claim", func(t *testing.T) {
 		if err := k8sClient.Delete(context.Background(), &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: "shop"}}); err != nil {

@@ -102,13 +102,32 @@ var routesChanged = builder.WithPredicates(predicate.Or(
 // cache tier: together they decide who reaches a pool.
 var poolRoutesChanged = builder.WithPredicates(predicate.Or(
 	predicate.GenerationChangedPredicate{},
-	predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		before, okBefore := e.ObjectOld.(*v1.WebFarm)
-		after, okAfter := e.ObjectNew.(*v1.WebFarm)
-		return !okBefore || !okAfter || !slices.Equal(before.Status.GatewayAppPools, after.Status.GatewayAppPools) ||
-			!slices.Equal(before.Status.GatewayCachedPools, after.Status.GatewayCachedPools)
-	}},
+	gatewayBackendsChanged,
 ))
+
+// routingInputsChanged passes what specOrMetadataChanged passes, and changes
+// of the pools and cache tiers a farm's Gateway routes reach: the farm
+// indexes (IndexFarmPools, indexFarmPolicies) read them from its status, so
+// an EndpointSlice event that came before the status named its pool found
+// no farm, and the farm must look at its endpoints again once it does.
+var routingInputsChanged = builder.WithPredicates(routingInputs)
+
+var routingInputs = predicate.Or[client.Object](
+	predicate.GenerationChangedPredicate{},
+	predicate.LabelChangedPredicate{},
+	predicate.AnnotationChangedPredicate{},
+	gatewayBackendsChanged,
+)
+
+// gatewayBackendsChanged passes a farm's updates that change the pools its
+// Gateway routes send to, directly or through a cache tier (status fields
+// the farm's reconcile writes).
+var gatewayBackendsChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	before, okBefore := e.ObjectOld.(*v1.WebFarm)
+	after, okAfter := e.ObjectNew.(*v1.WebFarm)
+	return !okBefore || !okAfter || !slices.Equal(before.Status.GatewayAppPools, after.Status.GatewayAppPools) ||
+		!slices.Equal(before.Status.GatewayCachedPools, after.Status.GatewayCachedPools)
+}}
 
 // routeSpecChanged passes an HTTPRoute's creation, deletion and spec
 // changes: its translation reads no status, and the operator's own status

@@ -316,7 +316,7 @@ func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager, opts ControllerOp
 	options.NeedLeaderElection = &everyReplica
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("routing").
-		For(&v1.WebFarm{}, specOrMetadataChanged).
+		For(&v1.WebFarm{}, routingInputsChanged).
 		Watches(&v1.AppPool{}, handler.EnqueueRequestsFromMapFunc(r.farmsOfPool), poolRoutingChanged).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.farmsBehind)).
 		// Only the Nodes' metadata: every replica caches it, and a Node's
