@@ -908,6 +908,10 @@ func watchFarmsOfGateways(b *builder.Builder, c client.Reader) *builder.Builder 
 		Watches(&corev1.Namespace{}, farms(m.allGateways)).
 		Watches(&corev1.Service{}, farms(m.gatewaysOfService)).
 		Watches(&v1.CachePolicy{}, farms(m.gatewaysInNamespace)).
+		// A pool a route names before it exists is in no farm's index
+		// (which reads the farm's status): its creation finds the farms
+		// of its namespace's Gateways here.
+		Watches(&v1.AppPool{}, farms(m.gatewaysInNamespace), existenceChanged).
 		Watches(&v1.SiteContent{}, farms(m.gatewaysOfSiteContent))
 }
 
