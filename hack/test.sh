@@ -11,15 +11,16 @@
 #     the cluster's Debian packages installed: their downloads go on while
 #     the other tools compile, their compiles while the Go tests wait;
 #   - while the end-to-end suite goes (it mostly waits on pods: the CPU is
-#     about two thirds idle), in two queues of one job at a time:
+#     about two thirds idle):
+#       - the release test (test/release: it compiles the operator for
+#         arm64, and publishes to a registry of its own);
+#       - lint, with the linters' build;
+#       - every fuzz target tries 15,000 inputs (about 30 s each on a loaded
+#         machine, five times `make fuzz-short`); a count, not a duration: see
+#         FUZZTIME in the Makefile;
 #       - the images only some waiting tests need, cert-manager's and the
 #         conformance suite's echo server (those tests build them if they
-#         are not done yet), then the release test (test/release: it
-#         compiles the operator for arm64, and publishes to a registry of
-#         its own);
-#       - lint, with the linters' build, then every fuzz target tries 4,000
-#         inputs (tens of seconds each on a loaded machine, more than `make
-#         fuzz-short`); a count, not a duration: see FUZZTIME in the Makefile;
+#         are not done yet);
 #     their reports are printed when the suite is done.
 # A fresh machine spends most of `make test` compiling: what no test needs
 # before the suite is compiled during it, and these overlaps are what keep
@@ -37,17 +38,6 @@ in_background() {
   local log=$1
   shift
   nice -n 19 "$@" >"$log" 2>&1 &
-  job=$!
-}
-
-# in_queue QUEUE LOG COMMAND...: as in_background, but one job of QUEUE at a
-# time (a lock): the jobs beside the end-to-end suite queue in two lines, so
-# that they never take more than the CPU the suite leaves (four at once made
-# its load-sensitive tests fail on a fresh machine).
-in_queue() {
-  local queue=$1 log=$2
-  shift 2
-  nice -n 19 flock "$BIN/.queue-$queue.lock" "$@" >"$log" 2>&1 &
   job=$!
 }
 
@@ -78,21 +68,21 @@ finish "building the end-to-end suite's tools" "$prepare" "$prepare_log"
 make images
 
 release_log="$BIN/release-test.log"
+log "the release test runs in the background during the end-to-end suite (log: $release_log)"
+in_background "$release_log" go test "$release_test" -count=1 -timeout 40m -v
+release=$job
 optional_log="$BIN/e2e-optional-images.log"
 log "cert-manager's and the conformance suite's images are built in the background (log: $optional_log)"
-in_queue builds "$optional_log" hack/images/build.sh cert-manager echo-basic
+in_background "$optional_log" hack/images/build.sh cert-manager echo-basic
 optional=$job
-log "then the release test (log: $release_log)"
-in_queue builds "$release_log" go test "$release_test" -count=1 -timeout 40m -v
-release=$job
 
 lint_log="$BIN/lint.log"
 log "lint runs in the background during the end-to-end suite (log: $lint_log)"
-in_queue checks "$lint_log" make lint
+in_background "$lint_log" make lint
 lint=$job
 fuzz_log="$BIN/fuzz.log"
-log "then the renderers are fuzzed (log: $fuzz_log)"
-in_queue checks "$fuzz_log" make fuzz FUZZTIME=4000x FUZZMINIMIZETIME=0
+log "the renderers are fuzzed in the background during the end-to-end suite (log: $fuzz_log)"
+in_background "$fuzz_log" make fuzz FUZZTIME=15000x FUZZMINIMIZETIME=0
 fuzz=$job
 
 make test-e2e
