@@ -28,15 +28,8 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: tools
-tools: ## Install every pinned tool the build, tests and lint need (cached per user).
+tools: ## Install every pinned tool the build and tests need (cached per user).
 	hack/install-tools.sh
-
-# The tools the tests need: every one but the linters (make lint installs them).
-TEST_TOOLS = controller-gen helm nginx envoy etcd kube promtool cosign syft
-
-.PHONY: test-tools
-test-tools: ## Install the pinned tools the tests need (tools without the linters).
-	hack/install-tools.sh $(TEST_TOOLS)
 
 $(CONTROLLER_GEN):
 	hack/install-tools.sh controller-gen
@@ -93,14 +86,15 @@ test: ## Install tools, check generated files, lint, and run every test (the e2e
 	hack/test.sh
 
 .PHONY: test-e2e
-test-e2e: test-tools images ## Run the end-to-end suite, the Gateway API conformance run with it, on the local cluster (needs root; starts it unless running, then stops it).
+test-e2e: tools images ## Run the end-to-end suite, the Gateway API conformance run with it, on the local cluster (needs root; starts it unless running, then stops it).
+	hack/images/build.sh echo-basic
 	go test -tags e2e ./test/e2e/ -count=1 -timeout 55m -parallel 3 -v
 
 # The conformance run's own images: release.sh (run by the test) builds the
-# operator's, up.sh the cluster's, hack/images/push-conformance.sh (run by
-# the test) the suite's echo server.
+# operator's, up.sh the cluster's; the suite's echo server is built here.
 .PHONY: test-conformance
-test-conformance: test-tools build ## Run the Gateway API conformance suite (GATEWAY-HTTP profile) on the local cluster (needs root); writes docs/gateway-api-conformance.md.
+test-conformance: tools build ## Run the Gateway API conformance suite (GATEWAY-HTTP profile) on the local cluster (needs root); writes docs/gateway-api-conformance.md.
+	hack/images/build.sh echo-basic
 	go test -tags conformance ./test/conformance/ -count=1 -timeout 30m -v
 
 .PHONY: test-unit

@@ -14,8 +14,7 @@
 #   prometheus-config-reloader|client|cert-manager|operator-arm64|envoy-arm64|nginx-arm64|
 #   echo-basic ...]
 # (cert-manager: its controller, webhook and cainjector images; echo-basic: the
-# Gateway API conformance suite's backend; both built on request only, by the
-# tests that use them)
+# Gateway API conformance suite's backend, built on request only)
 # Needs root (debootstrap, file ownership). See docs/images.md.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,8 +23,8 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 IMAGES_CACHE="$CACHE/images"
 LINKS="$BIN/images"
-ALL_IMAGES=(operator nginx envoy prometheus prometheus-operator prometheus-config-reloader client)
-# The e2e suite's cert-manager (its test builds them), not built by default.
+ALL_IMAGES=(operator nginx envoy prometheus prometheus-operator prometheus-config-reloader client
+  cert-manager-controller cert-manager-webhook cert-manager-cainjector)
 CERT_MANAGER_IMAGES=(cert-manager-controller cert-manager-webhook cert-manager-cainjector)
 NONROOT=65532
 PATH_ENV=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -49,7 +48,7 @@ ref_of() {
     client) echo localhost/webfarm-client:dev ;;
     cert-manager-controller | cert-manager-webhook | cert-manager-cainjector) echo "localhost/webfarm-$1:$CERT_MANAGER_VERSION" ;;
     echo-basic) echo "localhost/webfarm-echo-basic:$(conformance_version)" ;;
-    *) die "unknown image: $1 (known: ${ALL_IMAGES[*]} ${CERT_MANAGER_IMAGES[*]} ${ARM64_IMAGES[*]} ${CONFORMANCE_IMAGES[*]})" ;;
+    *) die "unknown image: $1 (known: ${ALL_IMAGES[*]} ${ARM64_IMAGES[*]} ${CONFORMANCE_IMAGES[*]})" ;;
   esac
 }
 
@@ -824,8 +823,8 @@ for a in "$@"; do
     -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     cert-manager) images+=("${CERT_MANAGER_IMAGES[@]}") ;;
     *)
-      [[ " ${ALL_IMAGES[*]} ${CERT_MANAGER_IMAGES[*]} ${ARM64_IMAGES[*]} ${CONFORMANCE_IMAGES[*]} " == *" $a "* ]] ||
-        die "unknown image: $a (known: ${ALL_IMAGES[*]} ${CERT_MANAGER_IMAGES[*]} ${ARM64_IMAGES[*]} ${CONFORMANCE_IMAGES[*]})"
+      [[ " ${ALL_IMAGES[*]} ${ARM64_IMAGES[*]} ${CONFORMANCE_IMAGES[*]} " == *" $a "* ]] ||
+        die "unknown image: $a (known: ${ALL_IMAGES[*]} ${ARM64_IMAGES[*]} ${CONFORMANCE_IMAGES[*]})"
       images+=("$a") ;;
   esac
 done
@@ -834,8 +833,13 @@ done
 [ "$(id -u)" = 0 ] || die "building images needs root (debootstrap, chroot, file ownership)"
 need_tools umoci skopeo debootstrap
 mkdir -p "$IMAGES_CACHE"
-# The pinned tools some images are made of (linked into bin/, built if new),
-# before the lock: compiling one (cert-manager: minutes) holds no other build.
+# One build at a time per cache.
+exec 8>"$IMAGES_CACHE/.lock"
+flock 8
+for WORK in "$IMAGES_CACHE"/work.*; do remove_work; done
+WORK=""
+trap remove_work EXIT
+# The pinned tools some images are made of (linked into bin/, built if new).
 tools=()
 for n in "${images[@]}"; do
   case "$n" in
@@ -846,10 +850,4 @@ for n in "${images[@]}"; do
   esac
 done
 [ ${#tools[@]} -eq 0 ] || "$ROOT/hack/install-tools.sh" "${tools[@]}"
-# One build at a time per cache.
-exec 8>"$IMAGES_CACHE/.lock"
-flock 8
-for WORK in "$IMAGES_CACHE"/work.*; do remove_work; done
-WORK=""
-trap remove_work EXIT
 for n in "${images[@]}"; do build_image "$n"; done

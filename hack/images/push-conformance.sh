@@ -6,8 +6,8 @@
 # registry (hack/cluster/up.sh mirrors that host there). Each such image is
 # pushed to the loopback registry under its repository and tag:
 #   registry.k8s.io/gateway-api/echo-basic:TAG  <- bin/images/echo-basic.tar
-#     (hack/images/build.sh echo-basic, run here: the suite's echo server,
-#     built from its module), under every tag the manifests name
+#     (hack/images/build.sh echo-basic: the suite's echo server, built from
+#     its module), under every tag the manifests name
 #   registry.k8s.io/coredns/coredns:TAG         <- the cluster's own CoreDNS
 #     image (hack/cluster/up.sh), which has the plugins of the suite's Corefile
 # Any other image in those manifests is an error: a new suite that needs one
@@ -41,9 +41,6 @@ archive_of() {
 [ -f "$S/containerd/certs.d/$MIRRORED/hosts.toml" ] ||
   die "the running cluster does not mirror $MIRRORED to $LOCAL_REGISTRY: restart it (hack/cluster/down.sh, hack/cluster/up.sh)"
 
-# The echo server's image, built once (its first build compiles it; later
-# runs find it up to date).
-"$HERE/build.sh" echo-basic
 refs="$(suite_images)"
 [ -n "$refs" ] || die "found no image in the conformance suite's manifests"
 for ref in $refs; do
@@ -55,7 +52,7 @@ for ref in $refs; do
   repository="${path%:*}"
   archive="$(archive_of "$repository")"
   [ -n "$archive" ] || die "the conformance suite names $ref, which is not built here: add it to $0"
-  [ -f "$archive" ] || die "$archive is missing (hack/cluster/up.sh makes the CoreDNS image)"
+  [ -f "$archive" ] || die "$archive is missing (hack/images/build.sh echo-basic; hack/cluster/up.sh makes the CoreDNS image)"
   log "$ref <- $(basename "$(readlink -f "$archive")")"
   "$HERE/push.sh" --to "$LOCAL_REGISTRY/$path" "$archive"
 done

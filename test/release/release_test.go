@@ -11,8 +11,6 @@ package release
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +23,8 @@ import (
 	"webfarm.dev/operator/internal/testutil"
 )
 
-// A version of this test's own (it publishes to a registry of its own too).
+// A version and registry paths of this test's own, so it never overwrites a
+// release the local cluster or the e2e suite installs.
 const version = "0.0.0-releasetest"
 
 // The platforms of each image of a release, as README and docs/images.md promise them.
@@ -43,60 +42,11 @@ var arm64Programs = map[string][]string{
 	"nginx":    {"/usr/sbin/nginx", "/usr/bin/curl", "/usr/lib/nginx/modules/ngx_http_js_module.so"},
 }
 
-// privateRegistry starts a registry of the test's own (CNCF distribution, the
-// local cluster's registry program) on a free loopback port, its storage in a
-// temporary folder, and returns its address. Not the cluster's registry:
-// make test runs this test beside the end-to-end suite, which stops and
-// starts that one.
-func privateRegistry(t *testing.T) string {
-	t.Helper()
-	mustScript(t, "hack/install-tools.sh", "registry")
-	ports, err := testutil.FreePorts(1)
-	if err != nil {
-		t.Fatal(err)
+func localRegistry() string {
+	if r := os.Getenv("WEBFARM_LOCAL_REGISTRY"); r != "" {
+		return r
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	dir := t.TempDir()
-	config := filepath.Join(dir, "config.yml")
-	err = os.WriteFile(config, []byte(testutil.Dedent(`
-		version: 0.1
-		log:
-		  level: warn
-		  accesslog:
-		    disabled: true
-		storage:
-		  filesystem:
-		    rootdirectory: `+filepath.Join(dir, "data")+`
-		  delete:
-		    enabled: true
-		http:
-		  addr: `+addr+`
-		`)), 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	registry := exec.Command(filepath.Join(testutil.RepoRoot(), "bin", "registry"), "serve", config)
-	registry.Stdout, registry.Stderr = &logs, &logs
-	if err := registry.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = registry.Process.Kill()
-		_ = registry.Wait()
-	})
-	testutil.Eventually(t, 30*time.Second, func() error {
-		resp, err := http.Get("http://" + addr + "/v2/")
-		if err != nil {
-			return fmt.Errorf("the registry at %s: %w\n%s", addr, err, logs.String())
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("the registry at %s answers %s", addr, resp.Status)
-		}
-		return nil
-	})
-	return addr
+	return "127.0.0.1:5000"
 }
 
 // script runs a hack/ script of the repository and returns its output.
@@ -196,7 +146,7 @@ func TestAPublishedReleaseIsSignedAndDescribedAndVerificationCatchesTampering(t 
 			t.Fatalf("make build: %v\n%s", err, out)
 		}
 	}
-	registry := privateRegistry(t) + "/webfarm-releasetest"
+	registry := localRegistry() + "/webfarm-releasetest"
 	dist := t.TempDir()
 	start := time.Now()
 	mustScript(t, "hack/release.sh", "--registry", registry, "--version", version, "--dist", dist,

@@ -15,8 +15,8 @@ import (
 // CertManagerNamespace is where InstallCertManager installs cert-manager.
 const CertManagerNamespace = "cert-manager"
 
-// certManagerImages are the images `hack/images/build.sh cert-manager` builds
-// of cert-manager's components, by the chart's values that name them.
+// certManagerImages are the images hack/images/build.sh builds of
+// cert-manager's components, by the chart's values that name them.
 var certManagerImages = map[string]string{
 	"image":            "cert-manager-controller",
 	"webhook.image":    "cert-manager-webhook",
@@ -25,8 +25,7 @@ var certManagerImages = map[string]string{
 
 // InstallCertManager installs cert-manager as its users do, with `helm
 // upgrade --install` of its chart (crds.enabled=true), its images (built
-// from its module here, on first use: only this test needs them) pushed to
-// the cluster's registry first;
+// from its module by `make images`) pushed to the cluster's registry first;
 // once per run, for the tests that need it. The chart's post-install API
 // check is off: its image (cmctl) is not built here; the caller polls for
 // what it needs instead.
@@ -40,12 +39,6 @@ func (c *Cluster) InstallCertManager(t testing.TB) {
 
 func (c *Cluster) installCertManager(ctx context.Context) error {
 	started := time.Now()
-	build := exec.CommandContext(ctx, filepath.Join(c.Root, "hack", "images", "build.sh"), "cert-manager")
-	build.Dir, build.Stdout, build.Stderr = c.Root, c.out, c.out
-	build.WaitDelay = 5 * time.Second
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("hack/images/build.sh cert-manager: %w", err)
-	}
 	archives := make([]string, 0, len(certManagerImages))
 	for _, image := range certManagerImages {
 		archives = append(archives, c.imageArchive(image))
