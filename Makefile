@@ -101,7 +101,7 @@ test-conformance: tools build ## Run the Gateway API conformance suite (GATEWAY-
 test-unit: ## Run the tests without the tool install and checks (tools must be installed).
 	go test ./... -count=1
 
-# How long each target runs: a duration (2m) or a number of inputs (15000x).
+# How long each target runs: a duration (2m) or a number of inputs (4000x).
 # Go 1.26 can end a duration's run with "context deadline exceeded" and no
 # failing input when its workers are starved at the deadline (golang/go#75804,
 # fixed in Go 1.27); a count has no deadline, so unattended runs use one.
